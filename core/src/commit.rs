@@ -1,0 +1,206 @@
+//! Native commitments: `Commit(θ)` and `Commit(batch, salt)`.
+//!
+//! Both are Poseidon hash chains ([`crate::poseidon::h24`]) over *records*:
+//! `h₀ = H(domain, spec_digest, 0, …)`, then each record (a list of field
+//! elements) is cut into chunks of 23 (the last one zero-filled) and each chunk
+//! is absorbed as `h ← H(h, chunk)`. Values are packed three to a field
+//! element, each offset by 2⁶³ into `[0, 2⁶⁴)` (injective because every stored
+//! value is range-checked to 64 bits).
+//!
+//! θ's records follow the order in which the backward folds meet the
+//! parameters: layers from last to first, and within a layer one record per
+//! output unit j: `W[j, :]` zero-padded to the spec's widest input, then `b[j]`,
+//! then (momentum) `vW[j, :]`, padded, and `vb[j]`.
+//!
+//! A B×n matrix M (inputs, targets) has the digest `D(M)`: a chain with one
+//! record per *column* `M[:, k]`, the order in which the folds meet columns.
+//! `Commit(batch, salt) = H(DOMAIN_BATCH, spec_digest, salt, D(X), D(Y), 0, …)`.
+//! The spec digest inside every chain binds each commitment to the shapes it
+//! was made for.
+
+use crate::model::{Batch, Checkpoint};
+use crate::poseidon::{fr_from_u128, h24, Fr, RATE};
+use crate::spec::ModelSpec;
+use crate::tensor::Matrix;
+use ff::Field;
+
+/// Domain tag of parameter commitments ("zkstep" ‖ 1).
+pub const DOMAIN_PARAMS: u64 = 0x7a6b_7374_6570_0001;
+/// Domain tag of batch commitments ("zkstep" ‖ 2).
+pub const DOMAIN_BATCH: u64 = 0x7a6b_7374_6570_0002;
+/// Domain tag of column digests of matrices ("zkstep" ‖ 3).
+pub const DOMAIN_COLUMNS: u64 = 0x7a6b_7374_6570_0003;
+/// Values packed into one field element.
+pub const PACK: usize = 3;
+/// Data elements absorbed per permutation (the 24th slot carries the running digest).
+pub const CHUNK: usize = RATE - 1;
+
+/// A stored value as the unsigned 64-bit limb used in packing.
+#[inline]
+pub fn limb(v: i64) -> u64 {
+    (v as u64) ^ (1u64 << 63)
+}
+
+/// Pack values three to a field element: `l₀ + l₁·2⁶⁴ + l₂·2¹²⁸` (missing limbs are 0).
+pub fn pack_values(values: &[i64]) -> Vec<Fr> {
+    values
+        .chunks(PACK)
+        .map(|c| {
+            let mut f = Fr::ZERO;
+            let mut shift = Fr::ONE;
+            let base = fr_from_u128(1u128 << 64);
+            for &v in c {
+                f += shift * Fr::from(limb(v));
+                shift *= base;
+            }
+            f
+        })
+        .collect()
+}
+
+/// The first link of a chain.
+pub fn chain_init(domain: u64, spec_digest: Fr) -> Fr {
+    let mut input = [Fr::ZERO; RATE];
+    input[0] = Fr::from(domain);
+    input[1] = spec_digest;
+    h24(&input)
+}
+
+/// Absorb one record into a chain.
+pub fn chain_absorb(mut h: Fr, record: &[Fr]) -> Fr {
+    for chunk in record.chunks(CHUNK) {
+        let mut input = [Fr::ZERO; RATE];
+        input[0] = h;
+        input[1..1 + chunk.len()].copy_from_slice(chunk);
+        h = h24(&input);
+    }
+    h
+}
+
+/// The values of θ's record for layer `l` (0-based), unit `j`, padded to `width`.
+pub fn param_record_values(ckpt: &Checkpoint, l: usize, j: usize, width: usize) -> Vec<i64> {
+    let lp = &ckpt.layers[l];
+    let mut v = Vec::with_capacity(2 * (width + 1));
+    let pad = |v: &mut Vec<i64>, row: &[i64]| {
+        v.extend_from_slice(row);
+        v.extend(std::iter::repeat_n(0, width - row.len()));
+    };
+    pad(&mut v, lp.w.row(j));
+    v.push(lp.b[j]);
+    if let (Some(vw), Some(vb)) = (&lp.vw, &lp.vb) {
+        pad(&mut v, vw.row(j));
+        v.push(vb[j]);
+    }
+    v
+}
+
+/// `Commit(θ)` under a spec (the checkpoint must already match the spec's shapes).
+pub fn commit_params(spec: &ModelSpec, ckpt: &Checkpoint) -> Fr {
+    let width = spec.max_inputs();
+    let mut h = chain_init(DOMAIN_PARAMS, spec.digest());
+    for l in (0..ckpt.layers.len()).rev() {
+        for j in 0..ckpt.layers[l].w.rows {
+            h = chain_absorb(h, &pack_values(&param_record_values(ckpt, l, j, width)));
+        }
+    }
+    h
+}
+
+/// `D(M)`: the column digest of a matrix (one record per column).
+pub fn matrix_digest(spec_digest: Fr, m: &Matrix) -> Fr {
+    let mut h = chain_init(DOMAIN_COLUMNS, spec_digest);
+    let mut col = Vec::with_capacity(m.rows);
+    for k in 0..m.cols {
+        col.clear();
+        col.extend((0..m.rows).map(|i| m.at(i, k)));
+        h = chain_absorb(h, &pack_values(&col));
+    }
+    h
+}
+
+/// `Commit(batch, salt) = H(DOMAIN_BATCH, spec_digest, salt, D(X), D(Y))` under a spec.
+pub fn commit_batch(spec: &ModelSpec, batch: &Batch) -> Fr {
+    let d = spec.digest();
+    batch_commitment_from_digests(
+        d,
+        batch.salt,
+        matrix_digest(d, &batch.x),
+        matrix_digest(d, &batch.y),
+    )
+}
+
+/// The last step of [`commit_batch`], shared with the circuit's twin.
+pub fn batch_commitment_from_digests(spec_digest: Fr, salt: Fr, dx: Fr, dy: Fr) -> Fr {
+    let mut input = [Fr::ZERO; RATE];
+    input[0] = Fr::from(DOMAIN_BATCH);
+    input[1] = spec_digest;
+    input[2] = salt;
+    input[3] = dx;
+    input[4] = dy;
+    h24(&input)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::seeded_salt;
+    use crate::spec::demo_spec;
+
+    #[test]
+    fn packing_is_injective_on_limbs() {
+        let a = pack_values(&[1, 2, 3]);
+        let b = pack_values(&[2, 1, 3]);
+        assert_ne!(a, b);
+        assert_eq!(pack_values(&[0, 0, 0]).len(), 1);
+        assert_eq!(pack_values(&[0; 4]).len(), 2);
+        assert_eq!(limb(i64::MIN), 0);
+        assert_eq!(limb(i64::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn params_commitment_is_deterministic_and_sensitive() {
+        let spec = demo_spec();
+        let c = Checkpoint::init(&spec, 7);
+        let h = commit_params(&spec, &c);
+        assert_eq!(h, commit_params(&spec, &c.clone()));
+        // every single changed value changes the digest
+        for l in 0..c.layers.len() {
+            let mut d = c.clone();
+            let n = d.layers[l].w.data.len();
+            d.layers[l].w.data[n - 1] += 1;
+            assert_ne!(h, commit_params(&spec, &d), "W of layer {l}");
+            let mut d = c.clone();
+            d.layers[l].b[0] -= 1;
+            assert_ne!(h, commit_params(&spec, &d), "b of layer {l}");
+        }
+        // swapping two tensors of equal shape (layer 2 W rows 0 and 1) changes it
+        let mut d = c.clone();
+        let w = &mut d.layers[1].w;
+        let (r0, r1) = (w.row(0).to_vec(), w.row(1).to_vec());
+        w.data[..16].copy_from_slice(&r1);
+        w.data[16..32].copy_from_slice(&r0);
+        assert_ne!(h, commit_params(&spec, &d));
+    }
+
+    #[test]
+    fn batch_commitment_depends_on_salt_and_data() {
+        let spec = demo_spec();
+        let x = Matrix::zeros(spec.batch_size, 2);
+        let y = Matrix::zeros(spec.batch_size, 1);
+        let b = Batch {
+            x,
+            y,
+            salt: seeded_salt(1, 0),
+        };
+        let h = commit_batch(&spec, &b);
+        let mut b2 = b.clone();
+        b2.salt = seeded_salt(2, 0);
+        assert_ne!(h, commit_batch(&spec, &b2));
+        let mut b3 = b.clone();
+        *b3.y.at_mut(7, 0) = 1;
+        assert_ne!(h, commit_batch(&spec, &b3));
+        let mut b4 = b.clone();
+        *b4.x.at_mut(0, 1) = -1;
+        assert_ne!(h, commit_batch(&spec, &b4));
+    }
+}

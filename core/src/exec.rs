@@ -1,0 +1,458 @@
+//! The reference executor: THE definition of one training step.
+//!
+//! Plain checked integer arithmetic, no circuit code. For every layer it
+//! records what the circuit needs (inputs, quotients and remainders of every
+//! rescale, ReLU selectors, accumulated gradients), so that the circuit's
+//! witness is *read* from this trace, never recomputed differently.
+//!
+//! Semantics (docs/SEMANTICS.md has the full statement and the bounds):
+//! - forward: `Z = rescale_S(A·Wᵀ + b·S)`, `A' = ReLU(Z)` (selector `s = [Z ≥ 1]`) or `A' = Z`;
+//! - loss (MSE): `dA_L = rescale_S(c·(A_L − Y))`, `c = round(2S/(B·d_out))`;
+//! - backward: `dZ = dA ⊙ s`; `dW_acc = dZᵀ·A` (scale S², never rescaled for SGD);
+//!   `db_acc = Σ_batch dZ`; `dA_prev = rescale_S(dZ·W)` (layers ≥ 2 only);
+//! - SGD: `W' = W − rescale_{S²}(lr·dW_acc)`, `b' = b − rescale_S(lr·db_acc)`;
+//! - momentum: `dW = rescale_S(dW_acc)`, `v' = rescale_S(μ·v) + dW`,
+//!   `W' = W − rescale_S(lr·v')`; biases alike with `db_acc` in place of `dW`.
+//!
+//! Every stored result must lie in the spec's value range and every i128
+//! operation is checked: leaving either is an error naming layer, tensor, index.
+
+use crate::error::{CoreError, Result};
+use crate::fixed::{rescale, Rescaled, SCALE_I128, SCALE_SQ};
+use crate::model::{Batch, Checkpoint, LayerParams};
+use crate::spec::{Activation, ModelSpec, Optimizer};
+use crate::tensor::Matrix;
+
+/// Forward pass of one layer.
+#[derive(Clone, Debug)]
+pub struct ForwardTrace {
+    /// The layer's input A_{l−1}, `[B, inputs]` (X for layer 1).
+    pub input: Matrix,
+    /// Pre-activation Z (rescaled), `[B, outputs]`.
+    pub z: Matrix,
+    /// Remainders of Z's rescale, in `[0, S)`.
+    pub z_rem: Vec<i64>,
+    /// ReLU selectors `s = [Z ≥ 1]` (ReLU layers only).
+    pub sel: Option<Vec<bool>>,
+    /// Output A_l, `[B, outputs]`.
+    pub out: Matrix,
+}
+
+/// The loss and its gradient with respect to the network output.
+#[derive(Clone, Debug)]
+pub struct LossTrace {
+    /// `dA_L = rescale_S(c·(A_L − Y))`, `[B, outputs]`.
+    pub da: Matrix,
+    /// Remainders of dA_L's rescale.
+    pub da_rem: Vec<i64>,
+    /// The MSE loss as a real number (reported, not proven).
+    pub loss: f64,
+}
+
+/// The optimizer update of one layer.
+#[derive(Clone, Debug)]
+pub enum UpdateTrace {
+    /// SGD: `W' = W − Δ`, `Δ = rescale_{S²}(lr·dW_acc)`; `b' = b − rescale_S(lr·db_acc)`.
+    Sgd {
+        /// Δ for the weights (quotients), `[outputs, inputs]`.
+        w_delta: Vec<i128>,
+        /// Remainders in `[0, S²)`.
+        w_rem: Vec<i64>,
+        /// Δ for the biases.
+        b_delta: Vec<i128>,
+        /// Remainders in `[0, S)`.
+        b_rem: Vec<i64>,
+    },
+    /// Momentum (all rescales by S).
+    Momentum {
+        /// `dW = rescale_S(dW_acc)` and its remainders.
+        dw: Vec<i64>,
+        /// Remainders of `dW`.
+        dw_rem: Vec<i64>,
+        /// `rescale_S(μ·vW)`.
+        mvw: Vec<i64>,
+        /// Remainders of `μ·vW`.
+        mvw_rem: Vec<i64>,
+        /// Weight update quotients `rescale_S(lr·vW')`.
+        w_delta: Vec<i128>,
+        /// Their remainders.
+        w_rem: Vec<i64>,
+        /// `rescale_S(μ·vb)`.
+        mvb: Vec<i64>,
+        /// Remainders of `μ·vb`.
+        mvb_rem: Vec<i64>,
+        /// Bias update quotients `rescale_S(lr·vb')`.
+        b_delta: Vec<i128>,
+        /// Their remainders.
+        b_rem: Vec<i64>,
+    },
+}
+
+/// Backward pass and update of one layer.
+#[derive(Clone, Debug)]
+pub struct BackwardTrace {
+    /// `dZ = dA ⊙ s`, `[B, outputs]`.
+    pub dz: Matrix,
+    /// `dW_acc = dZᵀ·A_{l−1}` at scale S², `[outputs, inputs]` row-major.
+    pub dw_acc: Vec<i128>,
+    /// `db_acc = Σ_batch dZ` at scale S.
+    pub db_acc: Vec<i128>,
+    /// `dA_{l−1}` and its remainders (layers ≥ 2).
+    pub da_prev: Option<(Matrix, Vec<i64>)>,
+    /// The optimizer's update.
+    pub update: UpdateTrace,
+}
+
+/// Everything one step computed.
+#[derive(Clone, Debug)]
+pub struct StepTrace {
+    /// Per layer, input to output.
+    pub forward: Vec<ForwardTrace>,
+    /// Loss gradient.
+    pub loss: LossTrace,
+    /// Per layer, indexed like `forward` (computed last to first).
+    pub backward: Vec<BackwardTrace>,
+    /// θ_{t+1}.
+    pub after: Checkpoint,
+}
+
+/// Checked arithmetic with error context.
+struct Ctx<'a> {
+    spec: &'a ModelSpec,
+    layer: usize,
+}
+
+impl Ctx<'_> {
+    fn fit(&self, v: i128, tensor: &'static str, i: usize, j: usize) -> Result<i64> {
+        if self.spec.value_range.contains(v) {
+            Ok(v as i64)
+        } else {
+            Err(CoreError::range(
+                self.layer,
+                tensor,
+                format!("({i},{j})"),
+                format!(
+                    "{v} does not fit the declared {}-bit range",
+                    self.spec.value_range.bits
+                ),
+            ))
+        }
+    }
+    fn over(&self, tensor: &'static str, i: usize, j: usize) -> CoreError {
+        CoreError::range(
+            self.layer,
+            tensor,
+            format!("({i},{j})"),
+            "i128 overflow in the accumulation",
+        )
+    }
+    fn mul(&self, a: i128, b: i128, tensor: &'static str, i: usize, j: usize) -> Result<i128> {
+        a.checked_mul(b).ok_or_else(|| self.over(tensor, i, j))
+    }
+    fn add(&self, a: i128, b: i128, tensor: &'static str, i: usize, j: usize) -> Result<i128> {
+        a.checked_add(b).ok_or_else(|| self.over(tensor, i, j))
+    }
+    fn rescale(
+        &self,
+        z: i128,
+        d: i128,
+        tensor: &'static str,
+        i: usize,
+        j: usize,
+    ) -> Result<Rescaled> {
+        rescale(z, d, self.spec.rounding).ok_or_else(|| self.over(tensor, i, j))
+    }
+    /// `rescale_S(z)` stored as a value: quotient range-checked, remainder returned.
+    fn rescale_fit(&self, z: i128, tensor: &'static str, i: usize, j: usize) -> Result<(i64, i64)> {
+        let r = self.rescale(z, SCALE_I128, tensor, i, j)?;
+        Ok((self.fit(r.q, tensor, i, j)?, r.r as i64))
+    }
+}
+
+/// Forward pass of one layer (public so the circuits' tests can call the twin).
+pub fn forward_layer(
+    spec: &ModelSpec,
+    l: usize,
+    lp: &LayerParams,
+    input: &Matrix,
+) -> Result<ForwardTrace> {
+    let ctx = Ctx { spec, layer: l + 1 };
+    let ls = &spec.layers[l];
+    let b = input.rows;
+    let mut z = Matrix::zeros(b, ls.outputs);
+    let mut z_rem = vec![0i64; b * ls.outputs];
+    for i in 0..b {
+        let a = input.row(i);
+        for j in 0..ls.outputs {
+            let w = lp.w.row(j);
+            let mut acc = ctx.mul(lp.b[j] as i128, SCALE_I128, "Z", i, j)?;
+            for (&x, &y) in a.iter().zip(w) {
+                acc = ctx.add(acc, x as i128 * y as i128, "Z", i, j)?;
+            }
+            let (q, r) = ctx.rescale_fit(acc, "Z", i, j)?;
+            *z.at_mut(i, j) = q;
+            z_rem[i * ls.outputs + j] = r;
+        }
+    }
+    let (sel, out) = match ls.activation {
+        Activation::Relu => {
+            let sel: Vec<bool> = z.data.iter().map(|&v| v >= 1).collect();
+            let data = z.data.iter().map(|&v| v.max(0)).collect();
+            (
+                Some(sel),
+                Matrix {
+                    rows: b,
+                    cols: ls.outputs,
+                    data,
+                },
+            )
+        }
+        Activation::Identity => (None, z.clone()),
+    };
+    Ok(ForwardTrace {
+        input: input.clone(),
+        z,
+        z_rem,
+        sel,
+        out,
+    })
+}
+
+/// MSE loss gradient `dA_L = rescale_S(c·(A_L − Y))`.
+pub fn loss_grad(spec: &ModelSpec, out: &Matrix, y: &Matrix) -> Result<LossTrace> {
+    let ctx = Ctx {
+        spec,
+        layer: spec.layers.len(),
+    };
+    let c = spec.mse_grad_c() as i128;
+    let mut da = Matrix::zeros(out.rows, out.cols);
+    let mut da_rem = vec![0; out.data.len()];
+    let mut sq = 0f64;
+    for i in 0..out.rows {
+        for j in 0..out.cols {
+            let diff = out.at(i, j) as i128 - y.at(i, j) as i128;
+            let d = diff as f64 / SCALE_I128 as f64;
+            sq += d * d;
+            let (q, r) = ctx.rescale_fit(ctx.mul(c, diff, "dA", i, j)?, "dA", i, j)?;
+            *da.at_mut(i, j) = q;
+            da_rem[i * out.cols + j] = r;
+        }
+    }
+    Ok(LossTrace {
+        da,
+        da_rem,
+        loss: sq / out.data.len() as f64,
+    })
+}
+
+/// Backward pass and update of layer `l` given `dA_l`.
+pub fn backward_layer(
+    spec: &ModelSpec,
+    l: usize,
+    lp: &LayerParams,
+    fwd: &ForwardTrace,
+    da: &Matrix,
+) -> Result<(BackwardTrace, LayerParams)> {
+    let ctx = Ctx { spec, layer: l + 1 };
+    let ls = &spec.layers[l];
+    let (bsz, n_in, n_out) = (da.rows, ls.inputs, ls.outputs);
+    let mut dz = da.clone();
+    if let Some(sel) = &fwd.sel {
+        for (v, &s) in dz.data.iter_mut().zip(sel) {
+            if !s {
+                *v = 0;
+            }
+        }
+    }
+    // dW_acc[j][k] = Σ_i dZ[i][j]·A[i][k], at scale S².
+    let mut dw_acc = vec![0i128; n_out * n_in];
+    let mut db_acc = vec![0i128; n_out];
+    for i in 0..bsz {
+        let a = fwd.input.row(i);
+        for j in 0..n_out {
+            let g = dz.at(i, j) as i128;
+            db_acc[j] = ctx.add(db_acc[j], g, "db", j, 0)?;
+            if g == 0 {
+                continue;
+            }
+            let row = &mut dw_acc[j * n_in..(j + 1) * n_in];
+            for (k, (acc, &x)) in row.iter_mut().zip(a).enumerate() {
+                *acc = ctx.add(*acc, g * x as i128, "dW", j, k)?;
+            }
+        }
+    }
+    // dA_{l−1}[i][k] = rescale_S(Σ_j dZ[i][j]·W[j][k]), needed below layer 1 only.
+    let da_prev = if l > 0 {
+        let mut m = Matrix::zeros(bsz, n_in);
+        let mut rem = vec![0; bsz * n_in];
+        let mut acc = vec![0i128; n_in];
+        for i in 0..bsz {
+            acc.iter_mut().for_each(|a| *a = 0);
+            for j in 0..n_out {
+                let g = dz.at(i, j) as i128;
+                if g == 0 {
+                    continue;
+                }
+                for (k, (a, &w)) in acc.iter_mut().zip(lp.w.row(j)).enumerate() {
+                    *a = ctx.add(*a, g * w as i128, "dA", i, k)?;
+                }
+            }
+            for k in 0..n_in {
+                let (q, r) = ctx.rescale_fit(acc[k], "dA", i, k)?;
+                *m.at_mut(i, k) = q;
+                rem[i * n_in + k] = r;
+            }
+        }
+        Some((m, rem))
+    } else {
+        None
+    };
+    let mut new = lp.clone();
+    let lr = spec.optimizer.lr_fx() as i128;
+    let update = match spec.optimizer {
+        Optimizer::Sgd { .. } => {
+            let mut w_delta = vec![0i128; n_out * n_in];
+            let mut w_rem = vec![0i64; n_out * n_in];
+            for (n, &g) in dw_acc.iter().enumerate() {
+                let (j, k) = (n / n_in, n % n_in);
+                let r = ctx.rescale(ctx.mul(lr, g, "lr·dW", j, k)?, SCALE_SQ, "lr·dW", j, k)?;
+                new.w.data[n] = ctx.fit(lp.w.data[n] as i128 - r.q, "W'", j, k)?;
+                w_delta[n] = r.q;
+                w_rem[n] = r.r as i64;
+            }
+            let mut b_delta = vec![0i128; n_out];
+            let mut b_rem = vec![0i64; n_out];
+            for j in 0..n_out {
+                let r = ctx.rescale(
+                    ctx.mul(lr, db_acc[j], "lr·db", j, 0)?,
+                    SCALE_I128,
+                    "lr·db",
+                    j,
+                    0,
+                )?;
+                new.b[j] = ctx.fit(lp.b[j] as i128 - r.q, "b'", j, 0)?;
+                b_delta[j] = r.q;
+                b_rem[j] = r.r as i64;
+            }
+            UpdateTrace::Sgd {
+                w_delta,
+                w_rem,
+                b_delta,
+                b_rem,
+            }
+        }
+        Optimizer::Momentum { mu_fx, .. } => {
+            let mu = mu_fx as i128;
+            let (vw, vb) = match (&lp.vw, &lp.vb) {
+                (Some(vw), Some(vb)) => (vw, vb),
+                _ => {
+                    return Err(CoreError::Invalid(format!(
+                        "layer {}: the momentum optimizer needs vW and vb in the checkpoint",
+                        l + 1
+                    )))
+                }
+            };
+            let m = n_out * n_in;
+            let (mut dw, mut dw_rem, mut mvw, mut mvw_rem) =
+                (vec![0; m], vec![0; m], vec![0; m], vec![0; m]);
+            let (mut w_delta, mut w_rem) = (vec![0i128; m], vec![0; m]);
+            let mut new_vw = vw.clone();
+            for n in 0..m {
+                let (j, k) = (n / n_in, n % n_in);
+                (dw[n], dw_rem[n]) = ctx.rescale_fit(dw_acc[n], "dW", j, k)?;
+                (mvw[n], mvw_rem[n]) = ctx.rescale_fit(mu * vw.data[n] as i128, "mu·vW", j, k)?;
+                let v_new = ctx.fit(mvw[n] as i128 + dw[n] as i128, "vW'", j, k)?;
+                new_vw.data[n] = v_new;
+                let r = ctx.rescale(lr * v_new as i128, SCALE_I128, "lr·vW'", j, k)?;
+                new.w.data[n] = ctx.fit(lp.w.data[n] as i128 - r.q, "W'", j, k)?;
+                w_delta[n] = r.q;
+                w_rem[n] = r.r as i64;
+            }
+            let (mut mvb, mut mvb_rem, mut b_delta, mut b_rem) = (
+                vec![0; n_out],
+                vec![0; n_out],
+                vec![0i128; n_out],
+                vec![0; n_out],
+            );
+            let mut new_vb = vb.clone();
+            for j in 0..n_out {
+                (mvb[j], mvb_rem[j]) = ctx.rescale_fit(mu * vb[j] as i128, "mu·vb", j, 0)?;
+                let v_new = ctx.fit(mvb[j] as i128 + db_acc[j], "vb'", j, 0)?;
+                new_vb[j] = v_new;
+                let r = ctx.rescale(lr * v_new as i128, SCALE_I128, "lr·vb'", j, 0)?;
+                new.b[j] = ctx.fit(lp.b[j] as i128 - r.q, "b'", j, 0)?;
+                b_delta[j] = r.q;
+                b_rem[j] = r.r as i64;
+            }
+            new.vw = Some(new_vw);
+            new.vb = Some(new_vb);
+            UpdateTrace::Momentum {
+                dw,
+                dw_rem,
+                mvw,
+                mvw_rem,
+                w_delta,
+                w_rem,
+                mvb,
+                mvb_rem,
+                b_delta,
+                b_rem,
+            }
+        }
+    };
+    Ok((
+        BackwardTrace {
+            dz,
+            dw_acc,
+            db_acc,
+            da_prev,
+            update,
+        },
+        new,
+    ))
+}
+
+/// Forward pass only: the network's output on `x` (for evaluation).
+pub fn predict(spec: &ModelSpec, ckpt: &Checkpoint, x: &Matrix) -> Result<Matrix> {
+    let mut a = x.clone();
+    for (l, lp) in ckpt.layers.iter().enumerate() {
+        a = forward_layer(spec, l, lp, &a)?.out;
+    }
+    Ok(a)
+}
+
+/// One training step: θ_{t+1} = Step_spec(θ_t, X, Y), with its full trace.
+pub fn step(spec: &ModelSpec, before: &Checkpoint, batch: &Batch) -> Result<StepTrace> {
+    before.validate(spec)?;
+    batch.validate(spec)?;
+    let nl = spec.layers.len();
+    let mut forward: Vec<ForwardTrace> = Vec::with_capacity(nl);
+    for l in 0..nl {
+        let input = forward.last().map_or(&batch.x, |f| &f.out);
+        let f = forward_layer(spec, l, &before.layers[l], input)?;
+        forward.push(f);
+    }
+    let loss = loss_grad(spec, &forward[nl - 1].out, &batch.y)?;
+    let mut backward: Vec<Option<BackwardTrace>> = vec![None; nl];
+    let mut after_layers: Vec<Option<LayerParams>> = vec![None; nl];
+    let mut da = loss.da.clone();
+    for l in (0..nl).rev() {
+        let (bt, new) = backward_layer(spec, l, &before.layers[l], &forward[l], &da)?;
+        if let Some((m, _)) = &bt.da_prev {
+            da = m.clone();
+        }
+        backward[l] = Some(bt);
+        after_layers[l] = Some(new);
+    }
+    let backward = backward.into_iter().flatten().collect();
+    let layers = after_layers.into_iter().flatten().collect();
+    Ok(StepTrace {
+        forward,
+        loss,
+        backward,
+        after: Checkpoint {
+            step: before.step + 1,
+            layers,
+        },
+    })
+}

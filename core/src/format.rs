@@ -1,0 +1,652 @@
+//! Files: checkpoints and batches as safetensors (i64 tensors at scale S,
+//! with format, version, scale and spec digest in the metadata), dataset
+//! loading, and import of f32/f16/bf16/f64 safetensors by quantisation.
+//!
+//! Every file is untrusted: each failure is a [`CoreError`] naming the file and
+//! the problem; nothing here panics on input. Writes are atomic (a temporary
+//! file in the target directory, then a rename), so a failed write never leaves
+//! a partial file or clobbers an existing one halfway.
+
+use crate::error::{CoreError, Result};
+use crate::fixed::{to_fixed, ValueRange, SCALE};
+use crate::model::{Batch, Checkpoint, LayerParams};
+use crate::poseidon::{fr_from_hex, fr_to_hex, Fr};
+use crate::spec::ModelSpec;
+use crate::tensor::Matrix;
+use safetensors::tensor::TensorView;
+use safetensors::SafeTensors;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+/// Version of the checkpoint and batch file formats.
+pub const FILE_FORMAT_VERSION: &str = "1";
+/// `format` metadata of a checkpoint.
+pub const CHECKPOINT_FORMAT: &str = "zkstep-checkpoint";
+/// `format` metadata of a batch.
+pub const BATCH_FORMAT: &str = "zkstep-batch";
+
+fn ferr(path: &Path, msg: impl Into<String>) -> CoreError {
+    CoreError::File {
+        path: path.to_path_buf(),
+        msg: msg.into(),
+    }
+}
+
+/// Write `bytes` to `path` atomically: temporary file in the same directory, fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let io = |source| CoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".zkstep-tmp-")
+        .tempfile_in(dir)
+        .map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+/// Read a whole file with a clear error.
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|source| CoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A parsed safetensors file with its metadata.
+pub struct StFile<'a> {
+    path: &'a Path,
+    st: SafeTensors<'a>,
+    meta: HashMap<String, String>,
+}
+
+impl<'a> StFile<'a> {
+    /// Parse bytes read from `path`.
+    pub fn parse(path: &'a Path, bytes: &'a [u8]) -> Result<Self> {
+        let (_, md) = SafeTensors::read_metadata(bytes)
+            .map_err(|e| ferr(path, format!("not a valid safetensors file ({e})")))?;
+        let meta = md.metadata().clone().unwrap_or_default();
+        let st = SafeTensors::deserialize(bytes)
+            .map_err(|e| ferr(path, format!("not a valid safetensors file ({e})")))?;
+        Ok(StFile { path, st, meta })
+    }
+
+    /// Metadata value.
+    pub fn meta(&self, key: &str) -> Option<&str> {
+        self.meta.get(key).map(String::as_str)
+    }
+
+    /// All metadata.
+    pub fn metadata(&self) -> &HashMap<String, String> {
+        &self.meta
+    }
+
+    /// Tensor names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut n: Vec<String> = self.st.names().into_iter().map(String::from).collect();
+        n.sort();
+        n
+    }
+
+    /// A tensor's dtype and shape.
+    pub fn info(&self, name: &str) -> Result<(Dtype, Vec<usize>)> {
+        let t = self.view(name)?;
+        Ok((t.dtype(), t.shape().to_vec()))
+    }
+
+    fn view(&self, name: &str) -> Result<TensorView<'a>> {
+        self.st.tensor(name).map_err(|_| {
+            ferr(
+                self.path,
+                format!(
+                    "missing tensor `{name}` (present: {})",
+                    self.names().join(", ")
+                ),
+            )
+        })
+    }
+
+    /// Whether a tensor exists.
+    pub fn has(&self, name: &str) -> bool {
+        self.st.tensor(name).is_ok()
+    }
+
+    /// An i64 tensor, with its shape checked.
+    pub fn i64_tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<i64>> {
+        let t = self.view(name)?;
+        if t.dtype() != Dtype::I64 {
+            return Err(ferr(self.path, format!("tensor `{name}` has dtype {:?}, expected I64 fixed-point (import float files with `zkstep import`)", t.dtype())));
+        }
+        if t.shape() != shape {
+            return Err(ferr(
+                self.path,
+                format!(
+                    "tensor `{name}` has shape {:?}, expected {:?}",
+                    t.shape(),
+                    shape
+                ),
+            ));
+        }
+        Ok(t.data()
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect())
+    }
+
+    /// A float tensor (f16, bf16, f32 or f64) as f64 values, NaN/Inf rejected.
+    pub fn float_tensor(&self, name: &str) -> Result<(Vec<usize>, Vec<f64>)> {
+        let t = self.view(name)?;
+        let d = t.data();
+        let vals: Vec<f64> = match t.dtype() {
+            Dtype::F32 => d
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+                .collect(),
+            Dtype::F64 => d
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect(),
+            Dtype::F16 => d
+                .chunks_exact(2)
+                .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64())
+                .collect(),
+            Dtype::BF16 => d
+                .chunks_exact(2)
+                .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64())
+                .collect(),
+            other => return Err(ferr(
+                self.path,
+                format!(
+                    "tensor `{name}` has dtype {other:?}; expected a float (F16, BF16, F32, F64)"
+                ),
+            )),
+        };
+        if let Some((i, v)) = vals.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(ferr(
+                self.path,
+                format!(
+                    "tensor `{name}` holds {v} at flat index {i}: NaN and Inf cannot be quantised"
+                ),
+            ));
+        }
+        Ok((t.shape().to_vec(), vals))
+    }
+
+    /// Check the zkstep metadata: format, version, scale and (if given) spec digest.
+    pub fn expect_zkstep(&self, format: &str, spec: Option<&ModelSpec>) -> Result<()> {
+        match self.meta("format") {
+            Some(f) if f == format => {}
+            Some(other) => return Err(ferr(self.path, format!("is a `{other}` file, expected a `{format}` file"))),
+            None => return Err(ferr(self.path, format!("has no zkstep metadata: not a `{format}` file (float safetensors can be brought in with `zkstep import`)"))),
+        }
+        if self.meta("version") != Some(FILE_FORMAT_VERSION) {
+            return Err(ferr(self.path, format!("unsupported {format} version {:?} (this zkstep reads version {FILE_FORMAT_VERSION})", self.meta("version"))));
+        }
+        if self.meta("scale") != Some(&SCALE.to_string()) {
+            return Err(ferr(
+                self.path,
+                format!(
+                    "scale {:?} differs from the supported scale {SCALE}",
+                    self.meta("scale")
+                ),
+            ));
+        }
+        if let Some(spec) = spec {
+            let want = fr_to_hex(&spec.digest());
+            match self.meta("spec_digest") {
+                Some(d) if d == want => {}
+                Some(d) => {
+                    return Err(ferr(
+                        self.path,
+                        format!(
+                            "was made for another spec (spec digest {d}, this spec's is {want})"
+                        ),
+                    ))
+                }
+                None => return Err(ferr(self.path, "has no spec_digest in its metadata")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Error if the file holds tensors outside `expected`.
+    pub fn no_extra(&self, expected: &[String]) -> Result<()> {
+        if let Some(extra) = self.names().into_iter().find(|n| !expected.contains(n)) {
+            return Err(ferr(
+                self.path,
+                format!("unexpected tensor `{extra}` for this spec"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn base_meta(format: &str, spec: &ModelSpec, step: u64) -> HashMap<String, String> {
+    HashMap::from([
+        ("format".to_string(), format.to_string()),
+        ("version".to_string(), FILE_FORMAT_VERSION.to_string()),
+        ("scale".to_string(), SCALE.to_string()),
+        ("spec_digest".to_string(), fr_to_hex(&spec.digest())),
+        ("step".to_string(), step.to_string()),
+    ])
+}
+
+fn to_bytes(v: &[i64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn serialize(
+    path: &Path,
+    tensors: Vec<(String, Vec<usize>, Vec<u8>)>,
+    meta: HashMap<String, String>,
+) -> Result<Vec<u8>> {
+    let views = tensors
+        .iter()
+        .map(|(n, s, d)| TensorView::new(Dtype::I64, s.clone(), d).map(|v| (n.clone(), v)))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| ferr(path, format!("cannot encode tensors: {e}")))?;
+    safetensors::serialize(views, Some(meta))
+        .map_err(|e| ferr(path, format!("cannot encode safetensors: {e}")))
+}
+
+/// Tensor names of a checkpoint for `spec`.
+pub fn checkpoint_tensor_names(spec: &ModelSpec) -> Vec<String> {
+    let mut v = Vec::new();
+    for l in 1..=spec.layers.len() {
+        v.push(format!("l{l}.w"));
+        v.push(format!("l{l}.b"));
+        if spec.optimizer.has_state() {
+            v.push(format!("l{l}.vw"));
+            v.push(format!("l{l}.vb"));
+        }
+    }
+    v
+}
+
+/// Encode a checkpoint as safetensors bytes.
+pub fn checkpoint_bytes(path: &Path, spec: &ModelSpec, ckpt: &Checkpoint) -> Result<Vec<u8>> {
+    ckpt.validate(spec)?;
+    let mut t = Vec::new();
+    for (i, lp) in ckpt.layers.iter().enumerate() {
+        let l = i + 1;
+        t.push((
+            format!("l{l}.w"),
+            vec![lp.w.rows, lp.w.cols],
+            to_bytes(&lp.w.data),
+        ));
+        t.push((format!("l{l}.b"), vec![lp.b.len()], to_bytes(&lp.b)));
+        if let (Some(vw), Some(vb)) = (&lp.vw, &lp.vb) {
+            t.push((
+                format!("l{l}.vw"),
+                vec![vw.rows, vw.cols],
+                to_bytes(&vw.data),
+            ));
+            t.push((format!("l{l}.vb"), vec![vb.len()], to_bytes(vb)));
+        }
+    }
+    serialize(path, t, base_meta(CHECKPOINT_FORMAT, spec, ckpt.step))
+}
+
+/// Write a checkpoint atomically.
+pub fn write_checkpoint(path: &Path, spec: &ModelSpec, ckpt: &Checkpoint) -> Result<()> {
+    write_atomic(path, &checkpoint_bytes(path, spec, ckpt)?)
+}
+
+/// Parse a checkpoint (bytes read from `path`) for `spec`.
+pub fn parse_checkpoint(path: &Path, bytes: &[u8], spec: &ModelSpec) -> Result<Checkpoint> {
+    let f = StFile::parse(path, bytes)?;
+    f.expect_zkstep(CHECKPOINT_FORMAT, Some(spec))?;
+    f.no_extra(&checkpoint_tensor_names(spec))?;
+    let step = f
+        .meta("step")
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| ferr(path, "missing or malformed `step` in the metadata"))?;
+    let mut layers = Vec::new();
+    for (i, ls) in spec.layers.iter().enumerate() {
+        let l = i + 1;
+        let (o, n) = (ls.outputs, ls.inputs);
+        let w = Matrix {
+            rows: o,
+            cols: n,
+            data: f.i64_tensor(&format!("l{l}.w"), &[o, n])?,
+        };
+        let b = f.i64_tensor(&format!("l{l}.b"), &[o])?;
+        let (vw, vb) = if spec.optimizer.has_state() {
+            let vw = Matrix {
+                rows: o,
+                cols: n,
+                data: f.i64_tensor(&format!("l{l}.vw"), &[o, n])?,
+            };
+            (Some(vw), Some(f.i64_tensor(&format!("l{l}.vb"), &[o])?))
+        } else {
+            (None, None)
+        };
+        layers.push(LayerParams { w, b, vw, vb });
+    }
+    let ckpt = Checkpoint { step, layers };
+    ckpt.validate(spec).map_err(|e| e.in_file(path))?;
+    Ok(ckpt)
+}
+
+/// Read a checkpoint for `spec`.
+pub fn read_checkpoint(path: &Path, spec: &ModelSpec) -> Result<Checkpoint> {
+    parse_checkpoint(path, &read_file(path)?, spec)
+}
+
+/// Write a batch atomically (with its salt and step in the metadata).
+pub fn write_batch(path: &Path, spec: &ModelSpec, batch: &Batch, step: u64) -> Result<()> {
+    batch.validate(spec)?;
+    let mut meta = base_meta(BATCH_FORMAT, spec, step);
+    meta.insert("salt".into(), fr_to_hex(&batch.salt));
+    let t = vec![
+        (
+            "x".to_string(),
+            vec![batch.x.rows, batch.x.cols],
+            to_bytes(&batch.x.data),
+        ),
+        (
+            "y".to_string(),
+            vec![batch.y.rows, batch.y.cols],
+            to_bytes(&batch.y.data),
+        ),
+    ];
+    write_atomic(path, &serialize(path, t, meta)?)
+}
+
+/// Parse a batch for `spec`; returns it with its step.
+pub fn parse_batch(path: &Path, bytes: &[u8], spec: &ModelSpec) -> Result<(Batch, u64)> {
+    let f = StFile::parse(path, bytes)?;
+    f.expect_zkstep(BATCH_FORMAT, Some(spec))?;
+    f.no_extra(&["x".to_string(), "y".to_string()])?;
+    let b = spec.batch_size;
+    let x = Matrix {
+        rows: b,
+        cols: spec.input_width(),
+        data: f.i64_tensor("x", &[b, spec.input_width()])?,
+    };
+    let y = Matrix {
+        rows: b,
+        cols: spec.output_width(),
+        data: f.i64_tensor("y", &[b, spec.output_width()])?,
+    };
+    let salt = f
+        .meta("salt")
+        .and_then(fr_from_hex)
+        .ok_or_else(|| ferr(path, "missing or malformed `salt` in the metadata"))?;
+    let step = f
+        .meta("step")
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| ferr(path, "missing or malformed `step` in the metadata"))?;
+    let batch = Batch { x, y, salt };
+    batch.validate(spec).map_err(|e| e.in_file(path))?;
+    Ok((batch, step))
+}
+
+/// Read a batch for `spec`.
+pub fn read_batch(path: &Path, spec: &ModelSpec) -> Result<(Batch, u64)> {
+    parse_batch(path, &read_file(path)?, spec)
+}
+
+/// How much quantisation moved the values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct QuantReport {
+    /// Values quantised.
+    pub count: usize,
+    /// Largest |x − X/S|.
+    pub max_abs_err: f64,
+    /// Mean |x − X/S|.
+    pub mean_abs_err: f64,
+}
+
+impl QuantReport {
+    fn merge(&mut self, other: QuantReport) {
+        let total = self.count + other.count;
+        if total > 0 {
+            self.mean_abs_err = (self.mean_abs_err * self.count as f64
+                + other.mean_abs_err * other.count as f64)
+                / total as f64;
+        }
+        self.count = total;
+        self.max_abs_err = self.max_abs_err.max(other.max_abs_err);
+    }
+}
+
+/// Quantise reals to fixed point, reporting the rounding error.
+pub fn quantise(
+    path: &Path,
+    name: &str,
+    vals: &[f64],
+    range: ValueRange,
+) -> Result<(Vec<i64>, QuantReport)> {
+    let mut out = Vec::with_capacity(vals.len());
+    let mut rep = QuantReport {
+        count: vals.len(),
+        ..Default::default()
+    };
+    let mut sum = 0.0;
+    for (i, &x) in vals.iter().enumerate() {
+        let q = to_fixed(x, range).ok_or_else(|| ferr(path, format!("tensor `{name}` value {x} at flat index {i} does not fit the {}-bit fixed-point range", range.bits)))?;
+        let err = (x - q as f64 / SCALE as f64).abs();
+        rep.max_abs_err = rep.max_abs_err.max(err);
+        sum += err;
+        out.push(q);
+    }
+    rep.mean_abs_err = if vals.is_empty() {
+        0.0
+    } else {
+        sum / vals.len() as f64
+    };
+    Ok((out, rep))
+}
+
+/// A tensor as fixed point: i64 taken as is (zkstep files), floats quantised.
+fn fixed_tensor(
+    f: &StFile,
+    path: &Path,
+    name: &str,
+    range: ValueRange,
+    rep: &mut QuantReport,
+) -> Result<(Vec<usize>, Vec<i64>)> {
+    let (dtype, shape) = f.info(name)?;
+    if dtype == Dtype::I64 {
+        if f.meta("scale") != Some(&SCALE.to_string()) {
+            return Err(ferr(path, format!("tensor `{name}` is I64 but the file declares no scale {SCALE} in its metadata; store reals as F32/F64 instead")));
+        }
+        return Ok((shape.clone(), f.i64_tensor(name, &shape)?));
+    }
+    let (shape, vals) = f.float_tensor(name)?;
+    let (q, r) = quantise(path, name, &vals, range)?;
+    rep.merge(r);
+    Ok((shape, q))
+}
+
+/// A dataset: inputs and targets, all rows.
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    /// `[N, d_in]` at scale S.
+    pub x: Matrix,
+    /// `[N, d_out]` at scale S.
+    pub y: Matrix,
+    /// Quantisation report (zero for i64 files).
+    pub report: QuantReport,
+}
+
+/// Read a dataset file: tensors `X` and `Y` (or `x`, `y`), 2-D, float or fixed-point i64.
+pub fn read_dataset(path: &Path, range: ValueRange) -> Result<Dataset> {
+    let bytes = read_file(path)?;
+    let f = StFile::parse(path, &bytes)?;
+    let pick = |a: &str, b: &str| {
+        if f.has(a) {
+            Ok(a.to_string())
+        } else if f.has(b) {
+            Ok(b.to_string())
+        } else {
+            Err(ferr(
+                path,
+                format!("missing tensor `{a}` (present: {})", f.names().join(", ")),
+            ))
+        }
+    };
+    let (xn, yn) = (pick("X", "x")?, pick("Y", "y")?);
+    let mut report = QuantReport::default();
+    let (xs, xd) = fixed_tensor(&f, path, &xn, range, &mut report)?;
+    let (ys, yd) = fixed_tensor(&f, path, &yn, range, &mut report)?;
+    if xs.len() != 2 || ys.len() != 2 {
+        return Err(ferr(
+            path,
+            format!("`{xn}` and `{yn}` must be 2-D [samples, features]; got {xs:?} and {ys:?}"),
+        ));
+    }
+    if xs[0] != ys[0] {
+        return Err(ferr(
+            path,
+            format!("`{xn}` has {} samples but `{yn}` has {}", xs[0], ys[0]),
+        ));
+    }
+    if xs[0] == 0 {
+        return Err(ferr(path, "the dataset has no samples"));
+    }
+    Ok(Dataset {
+        x: Matrix {
+            rows: xs[0],
+            cols: xs[1],
+            data: xd,
+        },
+        y: Matrix {
+            rows: ys[0],
+            cols: ys[1],
+            data: yd,
+        },
+        report,
+    })
+}
+
+/// Write a float dataset file (f32 X and Y), as a PyTorch user would hand one over.
+pub fn write_float_dataset(
+    path: &Path,
+    x: &[f32],
+    x_shape: [usize; 2],
+    y: &[f32],
+    y_shape: [usize; 2],
+) -> Result<()> {
+    let xb: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let yb: Vec<u8> = y.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let views = vec![
+        (
+            "X".to_string(),
+            TensorView::new(Dtype::F32, x_shape.to_vec(), &xb),
+        ),
+        (
+            "Y".to_string(),
+            TensorView::new(Dtype::F32, y_shape.to_vec(), &yb),
+        ),
+    ];
+    let views = views
+        .into_iter()
+        .map(|(n, v)| v.map(|v| (n, v)))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| ferr(path, format!("cannot encode: {e}")))?;
+    let bytes = safetensors::serialize(views, None)
+        .map_err(|e| ferr(path, format!("cannot encode: {e}")))?;
+    write_atomic(path, &bytes)
+}
+
+/// Import a float checkpoint (zkstep names `l{n}.w`/`l{n}.b`, or PyTorch `<prefix>.weight`/`<prefix>.bias`
+/// in numeric prefix order) by quantisation. Momentum velocities start at zero.
+pub fn import_checkpoint(path: &Path, spec: &ModelSpec) -> Result<(Checkpoint, QuantReport)> {
+    let bytes = read_file(path)?;
+    let f = StFile::parse(path, &bytes)?;
+    let names = f.names();
+    let pairs: Vec<(String, String)> = if f.has("l1.w") {
+        (1..=spec.layers.len())
+            .map(|l| (format!("l{l}.w"), format!("l{l}.b")))
+            .collect()
+    } else {
+        let mut prefixes: Vec<&str> = names
+            .iter()
+            .filter_map(|n| n.strip_suffix(".weight"))
+            .collect();
+        // numeric-aware order: "2" < "10", "fc1" < "fc2"
+        prefixes.sort_by_key(|p| {
+            (
+                p.chars()
+                    .filter(|c| c.is_ascii_digit())
+                    .collect::<String>()
+                    .parse::<u64>()
+                    .unwrap_or(u64::MAX),
+                p.to_string(),
+            )
+        });
+        prefixes
+            .iter()
+            .map(|p| (format!("{p}.weight"), format!("{p}.bias")))
+            .collect()
+    };
+    if pairs.len() != spec.layers.len() {
+        return Err(ferr(
+            path,
+            format!(
+                "found {} weight tensors ({}), the spec has {} layers",
+                pairs.len(),
+                names.join(", "),
+                spec.layers.len()
+            ),
+        ));
+    }
+    let mut report = QuantReport::default();
+    let mut layers = Vec::new();
+    for ((wn, bn), ls) in pairs.iter().zip(&spec.layers) {
+        let (ws, w) = fixed_tensor(&f, path, wn, spec.value_range, &mut report)?;
+        if ws != [ls.outputs, ls.inputs] {
+            return Err(ferr(path, format!("tensor `{wn}` has shape {ws:?}, the spec expects [{}, {}] ([outputs, inputs], PyTorch's layout)", ls.outputs, ls.inputs)));
+        }
+        let b = if f.has(bn) {
+            let (bs, b) = fixed_tensor(&f, path, bn, spec.value_range, &mut report)?;
+            if bs != [ls.outputs] {
+                return Err(ferr(
+                    path,
+                    format!(
+                        "tensor `{bn}` has shape {bs:?}, the spec expects [{}]",
+                        ls.outputs
+                    ),
+                ));
+            }
+            b
+        } else {
+            vec![0; ls.outputs]
+        };
+        let m = spec.optimizer.has_state();
+        layers.push(LayerParams {
+            w: Matrix {
+                rows: ls.outputs,
+                cols: ls.inputs,
+                data: w,
+            },
+            b,
+            vw: m.then(|| Matrix::zeros(ls.outputs, ls.inputs)),
+            vb: m.then(|| vec![0; ls.outputs]),
+        });
+    }
+    Ok((Checkpoint { step: 0, layers }, report))
+}
+
+/// The spec digest a zkstep file was made for, if it says.
+pub fn file_spec_digest(f: &StFile) -> Option<Fr> {
+    f.meta("spec_digest").and_then(fr_from_hex)
+}
+
+pub use safetensors::tensor::Dtype;
+
+/// SHA3-256 of bytes, hex (for `inspect`).
+pub fn sha3_hex(bytes: &[u8]) -> String {
+    use sha3::Digest;
+    hex::encode(sha3::Sha3_256::digest(bytes))
+}

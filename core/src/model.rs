@@ -1,0 +1,208 @@
+//! Parameters (θ: weights, biases, optimizer state), batches, and random
+//! initialisation, with shape and range validation against a spec.
+
+use crate::error::{CoreError, Result};
+use crate::fixed::{to_fixed, SCALE};
+use crate::poseidon::{fr_from_digest_bytes, Fr};
+use crate::spec::{Activation, ModelSpec};
+use crate::tensor::Matrix;
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+/// Parameters of one dense layer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayerParams {
+    /// Weights, `[outputs, inputs]`.
+    pub w: Matrix,
+    /// Biases, `[outputs]`.
+    pub b: Vec<i64>,
+    /// Momentum velocity of the weights (momentum optimizer only).
+    pub vw: Option<Matrix>,
+    /// Momentum velocity of the biases (momentum optimizer only).
+    pub vb: Option<Vec<i64>>,
+}
+
+/// θ_t: every layer's parameters and optimizer state, plus the step index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// Number of steps taken to reach this checkpoint.
+    pub step: u64,
+    /// Layers, input to output.
+    pub layers: Vec<LayerParams>,
+}
+
+/// One batch: inputs X `[B, d_in]`, targets Y `[B, d_out]`, and the commitment salt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// Inputs at scale S.
+    pub x: Matrix,
+    /// Targets at scale S.
+    pub y: Matrix,
+    /// Random salt hiding low-entropy labels inside `c_batch`.
+    pub salt: Fr,
+}
+
+fn shape_err(what: String, expected: String, got: String) -> CoreError {
+    CoreError::Shape {
+        what,
+        expected,
+        got,
+    }
+}
+
+fn check_matrix(what: String, m: &Matrix, rows: usize, cols: usize) -> Result<()> {
+    if m.rows != rows || m.cols != cols || m.data.len() != rows * cols {
+        return Err(shape_err(what, format!("[{rows}, {cols}]"), m.shape_str()));
+    }
+    Ok(())
+}
+
+fn check_range(
+    spec: &ModelSpec,
+    layer: usize,
+    tensor: &'static str,
+    data: &[i64],
+    cols: usize,
+) -> Result<()> {
+    let r = spec.value_range;
+    if r.bits >= 64 {
+        return Ok(());
+    }
+    for (n, &v) in data.iter().enumerate() {
+        if !r.contains(v as i128) {
+            return Err(CoreError::range(
+                layer,
+                tensor,
+                format!("({},{})", n / cols.max(1), n % cols.max(1)),
+                format!("{v} is outside the declared {}-bit range", r.bits),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Checkpoint {
+    /// Check shapes (and the declared value range) against a spec.
+    pub fn validate(&self, spec: &ModelSpec) -> Result<()> {
+        if self.layers.len() != spec.layers.len() {
+            return Err(shape_err(
+                "number of layers".into(),
+                spec.layers.len().to_string(),
+                self.layers.len().to_string(),
+            ));
+        }
+        let momentum = spec.optimizer.has_state();
+        for (i, (lp, ls)) in self.layers.iter().zip(&spec.layers).enumerate() {
+            let l = i + 1;
+            check_matrix(format!("layer {l} W"), &lp.w, ls.outputs, ls.inputs)?;
+            if lp.b.len() != ls.outputs {
+                return Err(shape_err(
+                    format!("layer {l} b"),
+                    format!("[{}]", ls.outputs),
+                    format!("[{}]", lp.b.len()),
+                ));
+            }
+            check_range(spec, l, "W", &lp.w.data, ls.inputs)?;
+            check_range(spec, l, "b", &lp.b, 1)?;
+            match (momentum, &lp.vw, &lp.vb) {
+                (true, Some(vw), Some(vb)) => {
+                    check_matrix(format!("layer {l} vW"), vw, ls.outputs, ls.inputs)?;
+                    if vb.len() != ls.outputs {
+                        return Err(shape_err(
+                            format!("layer {l} vb"),
+                            format!("[{}]", ls.outputs),
+                            format!("[{}]", vb.len()),
+                        ));
+                    }
+                    check_range(spec, l, "vW", &vw.data, ls.inputs)?;
+                    check_range(spec, l, "vb", vb, 1)?;
+                }
+                (true, _, _) => {
+                    return Err(shape_err(
+                        format!("layer {l} momentum state"),
+                        "vW and vb (the spec's optimizer is momentum)".into(),
+                        "missing".into(),
+                    ))
+                }
+                (false, None, None) => {}
+                (false, _, _) => {
+                    return Err(shape_err(
+                        format!("layer {l} optimizer state"),
+                        "none (the spec's optimizer is sgd)".into(),
+                        "vW/vb present".into(),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A random initial checkpoint: He-uniform weights for ReLU layers,
+    /// Xavier-uniform for identity layers, zero biases and zero velocities.
+    pub fn init(spec: &ModelSpec, seed: u64) -> Self {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let range = spec.value_range;
+        let layers = spec
+            .layers
+            .iter()
+            .map(|ls| {
+                let gain = match ls.activation {
+                    Activation::Relu => 6.0 / ls.inputs as f64,
+                    Activation::Identity => 6.0 / (ls.inputs + ls.outputs) as f64,
+                };
+                let bound = gain.sqrt();
+                let data = (0..ls.outputs * ls.inputs)
+                    .map(|_| to_fixed(rng.gen_range(-bound..bound), range).unwrap_or(0))
+                    .collect();
+                let w = Matrix {
+                    rows: ls.outputs,
+                    cols: ls.inputs,
+                    data,
+                };
+                let momentum = spec.optimizer.has_state();
+                LayerParams {
+                    w,
+                    b: vec![0; ls.outputs],
+                    vw: momentum.then(|| Matrix::zeros(ls.outputs, ls.inputs)),
+                    vb: momentum.then(|| vec![0; ls.outputs]),
+                }
+            })
+            .collect();
+        Checkpoint { step: 0, layers }
+    }
+}
+
+impl Batch {
+    /// Check shapes and ranges against a spec.
+    pub fn validate(&self, spec: &ModelSpec) -> Result<()> {
+        check_matrix(
+            "batch X".into(),
+            &self.x,
+            spec.batch_size,
+            spec.input_width(),
+        )?;
+        check_matrix(
+            "batch Y".into(),
+            &self.y,
+            spec.batch_size,
+            spec.output_width(),
+        )?;
+        check_range(spec, 0, "X", &self.x.data, self.x.cols)?;
+        check_range(spec, 0, "Y", &self.y.data, self.y.cols)?;
+        Ok(())
+    }
+}
+
+/// A fresh random salt for a batch commitment.
+pub fn random_salt<R: RngCore>(rng: &mut R) -> Fr {
+    let mut b = [0u8; 32];
+    rng.fill_bytes(&mut b);
+    fr_from_digest_bytes(&b)
+}
+
+/// A deterministic salt (for reproducible demos and tests).
+pub fn seeded_salt(seed: u64, step: u64) -> Fr {
+    let mut rng =
+        ChaCha20Rng::seed_from_u64(seed ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ SCALE as u64);
+    random_salt(&mut rng)
+}

@@ -1,0 +1,109 @@
+//! The only place zkstep-core touches nova-snark: the BN254 scalar field `Fr`
+//! and the Poseidon sponge (arity 24, standard strength) that nova-snark ships
+//! in its frontend. Using the very sponge whose circuit twin lives in the same
+//! crate is what lets native and in-circuit commitments agree.
+//!
+//! Everything zkstep hashes goes through [`h24`]: one absorption of exactly
+//! [`RATE`] field elements and one squeeze, i.e. one permutation of width 25.
+
+use ff::PrimeField;
+use generic_array::typenum::U24;
+use nova_snark::frontend::gadgets::poseidon::{
+    IOPattern, PoseidonConstants, Simplex, Sponge, SpongeAPI, SpongeOp, SpongeTrait, Strength,
+};
+use std::sync::OnceLock;
+
+/// The BN254 scalar field (the circuit field of the primary Nova curve).
+pub type Fr = nova_snark::provider::bn256_grumpkin::bn256::Scalar;
+
+/// Field elements absorbed per permutation.
+pub const RATE: usize = 24;
+
+/// The sponge constants (computed once; they are deterministic).
+pub fn constants() -> &'static PoseidonConstants<Fr, U24> {
+    static C: OnceLock<PoseidonConstants<Fr, U24>> = OnceLock::new();
+    C.get_or_init(|| Sponge::<Fr, U24>::api_constants(Strength::Standard))
+}
+
+/// The IO pattern of every zkstep hash: absorb 24, squeeze 1.
+pub fn io_pattern() -> IOPattern {
+    IOPattern(vec![SpongeOp::Absorb(RATE as u32), SpongeOp::Squeeze(1)])
+}
+
+/// Poseidon hash of exactly 24 field elements.
+pub fn h24(inputs: &[Fr; RATE]) -> Fr {
+    let mut sponge = Sponge::new_with_constants(constants(), Simplex);
+    let acc = &mut ();
+    sponge.start(io_pattern(), None, acc);
+    SpongeAPI::absorb(&mut sponge, RATE as u32, inputs, acc);
+    let out = SpongeAPI::squeeze(&mut sponge, 1, acc);
+    // `finish` only fails if the IO pattern was not followed, which it was just above.
+    let _ = sponge.finish(acc);
+    out[0]
+}
+
+/// A field element from 32 digest bytes: the first 31 bytes, little-endian (248 bits < p).
+pub fn fr_from_digest_bytes(b: &[u8; 32]) -> Fr {
+    let mut repr = [0u8; 32];
+    repr[..31].copy_from_slice(&b[..31]);
+    Fr::from_repr(repr.into())
+        .into_option()
+        .unwrap_or_else(|| unreachable!("a 248-bit integer is below p"))
+}
+
+/// A field element from a u128.
+pub fn fr_from_u128(v: u128) -> Fr {
+    Fr::from_u128(v)
+}
+
+/// A signed integer as a field element (negative values map to p − |v|).
+pub fn fr_from_i128(v: i128) -> Fr {
+    if v >= 0 {
+        Fr::from_u128(v as u128)
+    } else {
+        -Fr::from_u128(v.unsigned_abs())
+    }
+}
+
+/// Canonical hex of a field element: `0x` + 64 big-endian hex digits.
+pub fn fr_to_hex(f: &Fr) -> String {
+    let repr = f.to_repr();
+    let mut be: Vec<u8> = repr.as_ref().to_vec();
+    be.reverse();
+    format!("0x{}", hex::encode(be))
+}
+
+/// Parse [`fr_to_hex`]'s output; `None` if malformed or not below p.
+pub fn fr_from_hex(s: &str) -> Option<Fr> {
+    let s = s.strip_prefix("0x").unwrap_or(s);
+    if s.len() != 64 {
+        return None;
+    }
+    let mut bytes = hex::decode(s).ok()?;
+    bytes.reverse();
+    let mut repr = [0u8; 32];
+    repr.copy_from_slice(&bytes);
+    Fr::from_repr(repr.into()).into_option()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trip_and_rejects_bad() {
+        let f = fr_from_i128(-5);
+        assert_eq!(fr_from_hex(&fr_to_hex(&f)), Some(f));
+        assert_eq!(fr_from_hex("0x12"), None);
+        assert_eq!(fr_from_hex(&format!("0x{}", "f".repeat(64))), None); // ≥ p
+    }
+
+    #[test]
+    fn h24_is_deterministic_and_sensitive() {
+        let mut a = [Fr::from(0u64); RATE];
+        let h0 = h24(&a);
+        assert_eq!(h0, h24(&a));
+        a[23] = Fr::from(1u64);
+        assert_ne!(h0, h24(&a));
+    }
+}

@@ -1,0 +1,534 @@
+//! The model spec: what a training step *is* (layers, loss, optimizer, batch
+//! size, scale, rounding, value range), parsed from human-written TOML,
+//! validated with errors that name the key, and canonicalised for hashing into
+//! `spec_digest`, the first element of every public statement.
+
+use crate::error::{CoreError, Result};
+use crate::fixed::{Rounding, ValueRange, SCALE};
+use crate::poseidon::{fr_from_digest_bytes, Fr};
+use serde::{Deserialize, Serialize};
+use sha3::{Digest, Sha3_256};
+
+/// Version of the spec format and of its canonical encoding.
+pub const SPEC_FORMAT_VERSION: u32 = 1;
+
+/// Activation of a dense layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Activation {
+    /// y = max(x, 0), proven with a sign-pinned selector.
+    Relu,
+    /// y = x.
+    Identity,
+}
+
+/// Loss function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Loss {
+    /// Mean squared error over the batch and the outputs.
+    Mse,
+}
+
+/// Optimizer with fixed-point hyper-parameters (integers at scale S).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Optimizer {
+    /// W' = W − rescale_{S²}(lr·Σ dZ·A).
+    Sgd {
+        /// Learning rate at scale S.
+        lr_fx: i64,
+    },
+    /// v' = rescale(μ·v) + rescale(dW); W' = W − rescale(lr·v').
+    Momentum {
+        /// Learning rate at scale S.
+        lr_fx: i64,
+        /// Momentum coefficient μ at scale S.
+        mu_fx: i64,
+    },
+}
+
+impl Optimizer {
+    /// Learning rate at scale S.
+    pub fn lr_fx(&self) -> i64 {
+        match *self {
+            Optimizer::Sgd { lr_fx } | Optimizer::Momentum { lr_fx, .. } => lr_fx,
+        }
+    }
+    /// Whether the optimizer keeps a velocity per parameter.
+    pub fn has_state(&self) -> bool {
+        matches!(self, Optimizer::Momentum { .. })
+    }
+}
+
+/// One dense layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerSpec {
+    /// Input width.
+    pub inputs: usize,
+    /// Output width.
+    pub outputs: usize,
+    /// Activation after the affine map.
+    pub activation: Activation,
+}
+
+/// A validated model spec.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    /// Dense layers, input to output.
+    pub layers: Vec<LayerSpec>,
+    /// Samples per step.
+    pub batch_size: usize,
+    /// Loss.
+    pub loss: Loss,
+    /// Optimizer.
+    pub optimizer: Optimizer,
+    /// Rounding rule of every rescale.
+    pub rounding: Rounding,
+    /// Declared range of stored values.
+    pub value_range: ValueRange,
+}
+
+// ---------------------------------------------------------------- TOML input
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    format_version: Option<u32>,
+    batch_size: Option<i64>,
+    scale: Option<i64>,
+    rounding: Option<String>,
+    value_bits: Option<i64>,
+    loss: Option<String>,
+    optimizer: Option<RawOptimizer>,
+    layers: Option<Vec<RawLayer>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOptimizer {
+    kind: Option<String>,
+    lr: Option<f64>,
+    lr_fx: Option<i64>,
+    mu: Option<f64>,
+    mu_fx: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLayer {
+    inputs: Option<i64>,
+    outputs: Option<i64>,
+    activation: Option<String>,
+}
+
+fn spec_err(key: impl Into<String>, msg: impl Into<String>) -> CoreError {
+    CoreError::Spec {
+        key: key.into(),
+        msg: msg.into(),
+    }
+}
+
+/// Largest layer width accepted (keeps every sum far inside the field headroom, see docs/SEMANTICS.md).
+pub const MAX_WIDTH: usize = 1 << 16;
+/// Largest batch accepted.
+pub const MAX_BATCH: usize = 1 << 16;
+
+/// Largest fixed-point hyper-parameter (10⁹ at scale S): keeps `lr·dW_acc` below 2²⁰³ (docs/SEMANTICS.md §4).
+pub const MAX_PARAM_FX: i64 = 1_000_000_000_000_000_000;
+
+/// A hyper-parameter given either as a real (`lr = 0.05`) or exactly (`lr_fx = 50000000`).
+fn fixed_param(key: &str, real: Option<f64>, exact: Option<i64>) -> Result<Option<i64>> {
+    match (real, exact) {
+        (Some(_), Some(_)) => Err(spec_err(
+            format!("optimizer.{key}"),
+            format!("give either `{key}` or `{key}_fx`, not both"),
+        )),
+        (Some(x), None) => {
+            if !x.is_finite() || x <= 0.0 || x > 1e9 {
+                return Err(spec_err(
+                    format!("optimizer.{key}"),
+                    format!("must be a positive finite number, got {x}"),
+                ));
+            }
+            let v = (x * SCALE as f64).round();
+            if v < 1.0 {
+                return Err(spec_err(
+                    format!("optimizer.{key}"),
+                    format!("{x} rounds to 0 at scale 10^9"),
+                ));
+            }
+            Ok(Some(v as i64))
+        }
+        (None, Some(v)) if v <= 0 || v > MAX_PARAM_FX => Err(spec_err(
+            format!("optimizer.{key}_fx"),
+            format!("must be in 1..={MAX_PARAM_FX}, got {v}"),
+        )),
+        (None, v) => Ok(v),
+    }
+}
+
+impl ModelSpec {
+    /// Parse and validate a TOML spec.
+    pub fn from_toml_str(text: &str) -> Result<Self> {
+        let raw: RawSpec = toml::from_str(text).map_err(|e| {
+            let msg = e.message().to_string();
+            let key = match e.span() {
+                Some(span) => {
+                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                    format!("<line {line}>")
+                }
+                None => "<document>".to_string(),
+            };
+            spec_err(key, msg)
+        })?;
+        if let Some(v) = raw.format_version {
+            if v != SPEC_FORMAT_VERSION {
+                return Err(spec_err(
+                    "format_version",
+                    format!(
+                        "unsupported version {v}; this zkstep reads version {SPEC_FORMAT_VERSION}"
+                    ),
+                ));
+            }
+        }
+        if let Some(s) = raw.scale {
+            if s != SCALE {
+                return Err(spec_err(
+                    "scale",
+                    format!("only scale {SCALE} (10^9) is supported, got {s}"),
+                ));
+            }
+        }
+        let batch = raw
+            .batch_size
+            .ok_or_else(|| spec_err("batch_size", "missing"))?;
+        if batch < 1 || batch as u64 > MAX_BATCH as u64 {
+            return Err(spec_err(
+                "batch_size",
+                format!("must be in 1..={MAX_BATCH}, got {batch}"),
+            ));
+        }
+        let rounding = match raw.rounding.as_deref() {
+            None | Some("half-up") => Rounding::HalfUp,
+            Some("floor") => Rounding::Floor,
+            Some(other) => {
+                return Err(spec_err(
+                    "rounding",
+                    format!("unknown rule `{other}` (expected `half-up` or `floor`)"),
+                ))
+            }
+        };
+        let bits = raw.value_bits.unwrap_or(64);
+        if !(16..=64).contains(&bits) {
+            return Err(spec_err(
+                "value_bits",
+                format!("must be in 16..=64, got {bits}"),
+            ));
+        }
+        let loss = match raw.loss.as_deref() {
+            None | Some("mse") => Loss::Mse,
+            Some(other) => {
+                return Err(spec_err(
+                    "loss",
+                    format!("unknown loss `{other}` (supported: `mse`)"),
+                ))
+            }
+        };
+        let ro = raw
+            .optimizer
+            .ok_or_else(|| spec_err("optimizer", "missing table [optimizer]"))?;
+        let lr = fixed_param("lr", ro.lr, ro.lr_fx)?
+            .ok_or_else(|| spec_err("optimizer.lr", "missing"))?;
+        let optimizer = match ro.kind.as_deref() {
+            None | Some("sgd") => {
+                if ro.mu.is_some() || ro.mu_fx.is_some() {
+                    return Err(spec_err(
+                        "optimizer.mu",
+                        "only the `momentum` optimizer takes `mu`",
+                    ));
+                }
+                Optimizer::Sgd { lr_fx: lr }
+            }
+            Some("momentum") => {
+                let mu = fixed_param("mu", ro.mu, ro.mu_fx)?
+                    .ok_or_else(|| spec_err("optimizer.mu", "missing (momentum needs mu)"))?;
+                if mu >= SCALE {
+                    return Err(spec_err("optimizer.mu", "must be below 1"));
+                }
+                Optimizer::Momentum {
+                    lr_fx: lr,
+                    mu_fx: mu,
+                }
+            }
+            Some(other) => {
+                return Err(spec_err(
+                    "optimizer.kind",
+                    format!("unknown optimizer `{other}` (supported: `sgd`, `momentum`)"),
+                ))
+            }
+        };
+        let raw_layers = raw
+            .layers
+            .ok_or_else(|| spec_err("layers", "missing: add at least one [[layers]] table"))?;
+        if raw_layers.is_empty() {
+            return Err(spec_err("layers", "at least one layer is required"));
+        }
+        let mut layers = Vec::with_capacity(raw_layers.len());
+        for (i, rl) in raw_layers.iter().enumerate() {
+            let width = |name: &str, v: Option<i64>| -> Result<usize> {
+                let v = v.ok_or_else(|| spec_err(format!("layers[{i}].{name}"), "missing"))?;
+                if v < 1 || v as u64 > MAX_WIDTH as u64 {
+                    return Err(spec_err(
+                        format!("layers[{i}].{name}"),
+                        format!("must be in 1..={MAX_WIDTH}, got {v}"),
+                    ));
+                }
+                Ok(v as usize)
+            };
+            let inputs = width("inputs", rl.inputs)?;
+            let outputs = width("outputs", rl.outputs)?;
+            let activation = match rl.activation.as_deref() {
+                Some("relu") => Activation::Relu,
+                None | Some("identity") => Activation::Identity,
+                Some(other) => {
+                    return Err(spec_err(
+                        format!("layers[{i}].activation"),
+                        format!("unknown activation `{other}` (supported: `relu`, `identity`)"),
+                    ))
+                }
+            };
+            if let Some(prev) = layers.last().map(|l: &LayerSpec| l.outputs) {
+                if prev != inputs {
+                    return Err(spec_err(
+                        format!("layers[{i}].inputs"),
+                        format!(
+                            "must equal layers[{}].outputs = {prev}, got {inputs}",
+                            i - 1
+                        ),
+                    ));
+                }
+            }
+            layers.push(LayerSpec {
+                inputs,
+                outputs,
+                activation,
+            });
+        }
+        let spec = ModelSpec {
+            layers,
+            batch_size: batch as usize,
+            loss,
+            optimizer,
+            rounding,
+            value_range: ValueRange { bits: bits as u32 },
+        };
+        Ok(spec)
+    }
+
+    /// Read and validate a spec file.
+    pub fn from_file(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|source| CoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_toml_str(&text).map_err(|e| e.in_file(path))
+    }
+
+    /// Render as TOML that parses back to the same spec (exact `_fx` parameters).
+    pub fn to_toml(&self) -> String {
+        let mut s = format!(
+            "format_version = {SPEC_FORMAT_VERSION}\nbatch_size = {}\nscale = {SCALE}\nrounding = \"{}\"\nvalue_bits = {}\nloss = \"mse\"\n\n[optimizer]\n",
+            self.batch_size,
+            self.rounding.name(),
+            self.value_range.bits
+        );
+        match self.optimizer {
+            Optimizer::Sgd { lr_fx } => s += &format!("kind = \"sgd\"\nlr_fx = {lr_fx}\n"),
+            Optimizer::Momentum { lr_fx, mu_fx } => {
+                s += &format!("kind = \"momentum\"\nlr_fx = {lr_fx}\nmu_fx = {mu_fx}\n")
+            }
+        }
+        for l in &self.layers {
+            let act = match l.activation {
+                Activation::Relu => "relu",
+                Activation::Identity => "identity",
+            };
+            s += &format!(
+                "\n[[layers]]\ninputs = {}\noutputs = {}\nactivation = \"{act}\"\n",
+                l.inputs, l.outputs
+            );
+        }
+        s
+    }
+
+    /// Input width of the network.
+    pub fn input_width(&self) -> usize {
+        self.layers[0].inputs
+    }
+    /// Output width of the network.
+    pub fn output_width(&self) -> usize {
+        self.layers[self.layers.len() - 1].outputs
+    }
+    /// Widest layer input (the padded row width of commitments).
+    pub fn max_inputs(&self) -> usize {
+        self.layers.iter().map(|l| l.inputs).max().unwrap_or(0)
+    }
+    /// Total number of trainable parameters.
+    pub fn num_params(&self) -> usize {
+        self.layers.iter().map(|l| l.outputs * (l.inputs + 1)).sum()
+    }
+
+    /// The MSE gradient constant c = round(2S / (B·d_out)) at scale S.
+    pub fn mse_grad_c(&self) -> i64 {
+        let den = (self.batch_size * self.output_width()) as i128;
+        ((2 * SCALE as i128 + den / 2) / den) as i64
+    }
+
+    /// Canonical byte encoding: JSON with a fixed key order and only integers.
+    pub fn canonical_bytes(&self) -> Vec<u8> {
+        let layers: Vec<serde_json::Value> = self
+            .layers
+            .iter()
+            .map(|l| {
+                serde_json::json!([
+                    l.inputs,
+                    l.outputs,
+                    match l.activation {
+                        Activation::Relu => "relu",
+                        Activation::Identity => "identity",
+                    }
+                ])
+            })
+            .collect();
+        let opt = match self.optimizer {
+            Optimizer::Sgd { lr_fx } => serde_json::json!(["sgd", lr_fx]),
+            Optimizer::Momentum { lr_fx, mu_fx } => serde_json::json!(["momentum", lr_fx, mu_fx]),
+        };
+        // An array, not an object: the order is the encoding and cannot drift.
+        let v = serde_json::json!([
+            "zkstep-spec",
+            SPEC_FORMAT_VERSION,
+            SCALE,
+            self.rounding.name(),
+            self.value_range.bits,
+            self.batch_size,
+            "mse",
+            self.mse_grad_c(),
+            opt,
+            layers
+        ]);
+        v.to_string().into_bytes()
+    }
+
+    /// `spec_digest`: SHA3-256 of the canonical encoding, truncated to 248 bits so it is a field element.
+    pub fn digest(&self) -> Fr {
+        let h = Sha3_256::digest(self.canonical_bytes());
+        let mut b = [0u8; 32];
+        b.copy_from_slice(&h);
+        fr_from_digest_bytes(&b)
+    }
+}
+
+/// The built-in demo spec: 2-16-16-1 with ReLU, MSE, SGD, batch 8.
+pub fn demo_spec() -> ModelSpec {
+    // Learning rate chosen so the two-moons demo converges within a few hundred steps.
+    ModelSpec::from_toml_str(DEMO_SPEC_TOML)
+        .unwrap_or_else(|e| unreachable!("built-in demo spec is valid: {e}"))
+}
+
+/// TOML of the built-in demo spec.
+pub const DEMO_SPEC_TOML: &str = r#"# zkstep demo: a 2-16-16-1 MLP on two moons
+batch_size = 8
+rounding = "half-up"
+loss = "mse"
+
+[optimizer]
+kind = "sgd"
+lr = 0.1
+
+[[layers]]
+inputs = 2
+outputs = 16
+activation = "relu"
+
+[[layers]]
+inputs = 16
+outputs = 16
+activation = "relu"
+
+[[layers]]
+inputs = 16
+outputs = 1
+activation = "identity"
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demo_spec_parses_and_round_trips() {
+        let s = demo_spec();
+        assert_eq!(s.layers.len(), 3);
+        assert_eq!(s.optimizer, Optimizer::Sgd { lr_fx: 100_000_000 });
+        let again = ModelSpec::from_toml_str(&s.to_toml()).unwrap();
+        assert_eq!(again, s);
+        assert_eq!(again.digest(), s.digest());
+    }
+
+    #[test]
+    fn digest_changes_with_every_field() {
+        let s = demo_spec();
+        let mut t = s.clone();
+        t.optimizer = Optimizer::Sgd { lr_fx: 100_000_001 };
+        assert_ne!(s.digest(), t.digest());
+        let mut t = s.clone();
+        t.batch_size = 9;
+        assert_ne!(s.digest(), t.digest());
+        let mut t = s.clone();
+        t.layers[2].activation = Activation::Relu;
+        assert_ne!(s.digest(), t.digest());
+        let mut t = s.clone();
+        t.rounding = Rounding::Floor;
+        assert_ne!(s.digest(), t.digest());
+        let mut t = s.clone();
+        t.value_range.bits = 48;
+        assert_ne!(s.digest(), t.digest());
+    }
+
+    fn err_of(text: &str) -> String {
+        ModelSpec::from_toml_str(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let base = "batch_size = 4\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 3\n";
+        assert!(ModelSpec::from_toml_str(base).is_ok());
+        assert!(
+            err_of("batch_size = 0\n[optimizer]\nlr=0.1\n[[layers]]\ninputs=1\noutputs=1\n")
+                .contains("batch_size")
+        );
+        assert!(err_of(&base.replace("lr = 0.1", "lr = -1")).contains("optimizer.lr"));
+        assert!(
+            err_of(&format!("{base}[[layers]]\ninputs = 4\noutputs = 1\n"))
+                .contains("layers[1].inputs")
+        );
+        assert!(
+            err_of(&base.replace("inputs = 2", "inputs = 2\nactivation = \"tanh\""))
+                .contains("layers[0].activation")
+        );
+        assert!(err_of(&format!("{base}bogus = 1\n")).contains("bogus"));
+        assert!(err_of("batch_size = \n").contains("line"));
+        assert!(
+            err_of(&base.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1"))
+                .contains("optimizer.mu")
+        );
+    }
+
+    #[test]
+    fn mse_constant() {
+        let s = demo_spec();
+        assert_eq!(s.mse_grad_c(), 250_000_000); // 2/(8·1)
+    }
+}

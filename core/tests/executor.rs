@@ -1,0 +1,432 @@
+//! The reference executor against an f64 implementation of the same step,
+//! within a rounding-error bound derived alongside (see docs/SEMANTICS.md §5),
+//! and a check that training with it really learns.
+#![allow(clippy::unwrap_used, clippy::needless_range_loop)]
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use zkstep_core::data::{make_batch, two_moons};
+use zkstep_core::exec::predict;
+use zkstep_core::fixed::{to_fixed, to_real, ValueRange, SCALE};
+use zkstep_core::model::{seeded_salt, LayerParams};
+use zkstep_core::spec::{demo_spec, Activation, Optimizer};
+use zkstep_core::{step, Batch, Checkpoint, Matrix, ModelSpec};
+
+const U: f64 = 1.0 / SCALE as f64;
+
+/// Real matrix with a per-element error bound.
+#[derive(Clone)]
+struct Rm {
+    rows: usize,
+    cols: usize,
+    v: Vec<f64>,
+    e: Vec<f64>,
+}
+impl Rm {
+    fn exact(m: &Matrix) -> Rm {
+        Rm {
+            rows: m.rows,
+            cols: m.cols,
+            v: m.data.iter().map(|&x| to_real(x)).collect(),
+            e: vec![0.0; m.data.len()],
+        }
+    }
+    fn at(&self, i: usize, j: usize) -> (f64, f64) {
+        (self.v[i * self.cols + j], self.e[i * self.cols + j])
+    }
+}
+
+struct Expect {
+    w: Vec<Rm>,
+    b: Vec<(Vec<f64>, Vec<f64>)>,
+    vw: Vec<Rm>,
+    vb: Vec<(Vec<f64>, Vec<f64>)>,
+}
+
+/// The step in f64, propagating first-order bounds on |fixed − real|.
+/// Returns None when a ReLU pre-activation is within its bound of zero (selector ambiguous).
+fn f64_step(spec: &ModelSpec, ck: &Checkpoint, batch: &Batch) -> Option<Expect> {
+    let half = U / 2.0; // half-up rounding: |q − z/d| ≤ 1/2 ulp
+    let nl = spec.layers.len();
+    let mut acts = vec![Rm::exact(&batch.x)];
+    let mut sels: Vec<Option<Vec<bool>>> = vec![];
+    for (l, ls) in spec.layers.iter().enumerate() {
+        let a = &acts[l];
+        let lp = &ck.layers[l];
+        let mut z = Rm {
+            rows: a.rows,
+            cols: ls.outputs,
+            v: vec![0.0; a.rows * ls.outputs],
+            e: vec![0.0; a.rows * ls.outputs],
+        };
+        for i in 0..a.rows {
+            for j in 0..ls.outputs {
+                let mut s = to_real(lp.b[j]);
+                let mut e = half;
+                for k in 0..ls.inputs {
+                    let w = to_real(lp.w.at(j, k));
+                    let (av, ae) = a.at(i, k);
+                    s += av * w;
+                    e += w.abs() * ae;
+                }
+                z.v[i * ls.outputs + j] = s;
+                z.e[i * ls.outputs + j] = e;
+            }
+        }
+        if ls.activation == Activation::Relu {
+            if z.v.iter().zip(&z.e).any(|(v, e)| v.abs() <= e + U) {
+                return None;
+            }
+            let sel: Vec<bool> = z.v.iter().map(|&v| v > 0.0).collect();
+            for (n, &s) in sel.iter().enumerate() {
+                if !s {
+                    z.v[n] = 0.0;
+                    z.e[n] = 0.0;
+                }
+            }
+            sels.push(Some(sel));
+        } else {
+            sels.push(None);
+        }
+        acts.push(z);
+    }
+    // loss gradient
+    let out = &acts[nl];
+    let dout = spec.output_width();
+    let cr = 2.0 / (spec.batch_size * dout) as f64;
+    let cfx = to_real(spec.mse_grad_c());
+    let mut da = out.clone();
+    for n in 0..out.v.len() {
+        let (i, j) = (n / dout, n % dout);
+        let diff = out.v[n] - to_real(batch.y.at(i, j));
+        da.v[n] = cr * diff;
+        da.e[n] = cfx * out.e[n] + (cfx - cr).abs() * (diff.abs() + out.e[n]) + half;
+    }
+    let lr = to_real(spec.optimizer.lr_fx());
+    let mu = match spec.optimizer {
+        Optimizer::Momentum { mu_fx, .. } => to_real(mu_fx),
+        Optimizer::Sgd { .. } => 0.0,
+    };
+    let mut ex = Expect {
+        w: vec![],
+        b: vec![],
+        vw: vec![],
+        vb: vec![],
+    };
+    for l in (0..nl).rev() {
+        let ls = &spec.layers[l];
+        let lp = &ck.layers[l];
+        let a = &acts[l];
+        let mut dz = da.clone();
+        if let Some(sel) = &sels[l] {
+            for (n, &s) in sel.iter().enumerate() {
+                if !s {
+                    dz.v[n] = 0.0;
+                    dz.e[n] = 0.0;
+                }
+            }
+        }
+        let (bsz, ni, no) = (a.rows, ls.inputs, ls.outputs);
+        let mut dw = Rm {
+            rows: no,
+            cols: ni,
+            v: vec![0.0; no * ni],
+            e: vec![0.0; no * ni],
+        };
+        let mut db = (vec![0.0; no], vec![0.0; no]);
+        for j in 0..no {
+            for i in 0..bsz {
+                let (g, ge) = dz.at(i, j);
+                db.0[j] += g;
+                db.1[j] += ge;
+                for k in 0..ni {
+                    let (x, xe) = a.at(i, k);
+                    dw.v[j * ni + k] += g * x;
+                    dw.e[j * ni + k] += (g.abs() + ge) * xe + (x.abs() + xe) * ge;
+                }
+            }
+        }
+        let mut next = Rm {
+            rows: bsz,
+            cols: ni,
+            v: vec![0.0; bsz * ni],
+            e: vec![half; bsz * ni],
+        };
+        for i in 0..bsz {
+            for k in 0..ni {
+                for j in 0..no {
+                    let w = to_real(lp.w.at(j, k));
+                    let (g, ge) = dz.at(i, j);
+                    next.v[i * ni + k] += g * w;
+                    next.e[i * ni + k] += w.abs() * ge;
+                }
+            }
+        }
+        let mut w_new = Rm::exact(&lp.w);
+        let mut b_new: (Vec<f64>, Vec<f64>) =
+            (lp.b.iter().map(|&x| to_real(x)).collect(), vec![0.0; no]);
+        let mut vw_new = Rm {
+            rows: no,
+            cols: ni,
+            v: vec![0.0; no * ni],
+            e: vec![0.0; no * ni],
+        };
+        let mut vb_new = (vec![0.0; no], vec![0.0; no]);
+        match spec.optimizer {
+            Optimizer::Sgd { .. } => {
+                for n in 0..no * ni {
+                    w_new.v[n] -= lr * dw.v[n];
+                    w_new.e[n] = lr * dw.e[n] + half;
+                }
+                for j in 0..no {
+                    b_new.0[j] -= lr * db.0[j];
+                    b_new.1[j] = lr * db.1[j] + half;
+                }
+            }
+            Optimizer::Momentum { .. } => {
+                let (vw, vb) = (lp.vw.as_ref()?, lp.vb.as_ref()?);
+                for n in 0..no * ni {
+                    vw_new.v[n] = mu * to_real(vw.data[n]) + dw.v[n];
+                    vw_new.e[n] = half + dw.e[n] + half;
+                    w_new.v[n] -= lr * vw_new.v[n];
+                    w_new.e[n] = lr * vw_new.e[n] + half;
+                }
+                for j in 0..no {
+                    vb_new.0[j] = mu * to_real(vb[j]) + db.0[j];
+                    vb_new.1[j] = half + db.1[j];
+                    b_new.0[j] -= lr * vb_new.0[j];
+                    b_new.1[j] = lr * vb_new.1[j] + half;
+                }
+            }
+        }
+        ex.w.push(w_new);
+        ex.b.push(b_new);
+        ex.vw.push(vw_new);
+        ex.vb.push(vb_new);
+        da = next;
+    }
+    ex.w.reverse();
+    ex.b.reverse();
+    ex.vw.reverse();
+    ex.vb.reverse();
+    Some(ex)
+}
+
+fn within(got: i64, real: f64, bound: f64) -> bool {
+    // bound from the analysis + slack for f64's own rounding (≈1e-15 relative)
+    (to_real(got) - real).abs() <= bound * (1.0 + 1e-9) + 1e-12 * (1.0 + real.abs())
+}
+
+fn arb_case() -> impl Strategy<Value = (ModelSpec, Checkpoint, Batch)> {
+    (
+        1usize..=3,
+        1usize..=4,
+        prop::collection::vec(1usize..=6, 4),
+        prop::collection::vec(any::<bool>(), 3),
+        any::<bool>(),
+        1u32..500,
+        50u32..950,
+        any::<u64>(),
+    )
+        .prop_map(
+            |(nl, bsz, widths, relu, momentum, lr_milli, mu_milli, seed)| {
+                let mut toml = format!("batch_size = {bsz}\n[optimizer]\n");
+                if momentum {
+                    toml += &format!(
+                        "kind = \"momentum\"\nlr_fx = {}\nmu_fx = {}\n",
+                        lr_milli as i64 * 1_000_000,
+                        mu_milli as i64 * 1_000_000
+                    );
+                } else {
+                    toml += &format!("lr_fx = {}\n", lr_milli as i64 * 1_000_000);
+                }
+                for l in 0..nl {
+                    let act = if relu[l] && l + 1 < nl {
+                        "relu"
+                    } else {
+                        "identity"
+                    };
+                    toml += &format!(
+                        "[[layers]]\ninputs = {}\noutputs = {}\nactivation = \"{act}\"\n",
+                        widths[l],
+                        widths[l + 1]
+                    );
+                }
+                let spec = ModelSpec::from_toml_str(&toml).unwrap();
+                use rand::{Rng, SeedableRng};
+                let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+                let r = ValueRange::default();
+                let mut rnd = |n: usize, a: f64| -> Vec<i64> {
+                    (0..n)
+                        .map(|_| to_fixed(rng.gen_range(-a..a), r).unwrap())
+                        .collect()
+                };
+                let layers = spec
+                    .layers
+                    .iter()
+                    .map(|ls| LayerParams {
+                        w: Matrix::from_vec(
+                            ls.outputs,
+                            ls.inputs,
+                            rnd(ls.outputs * ls.inputs, 1.0),
+                        )
+                        .unwrap(),
+                        b: rnd(ls.outputs, 0.5),
+                        vw: momentum.then(|| {
+                            Matrix::from_vec(
+                                ls.outputs,
+                                ls.inputs,
+                                rnd(ls.outputs * ls.inputs, 0.2),
+                            )
+                            .unwrap()
+                        }),
+                        vb: momentum.then(|| rnd(ls.outputs, 0.2)),
+                    })
+                    .collect();
+                let x =
+                    Matrix::from_vec(bsz, spec.input_width(), rnd(bsz * spec.input_width(), 1.0))
+                        .unwrap();
+                let y = Matrix::from_vec(
+                    bsz,
+                    spec.output_width(),
+                    rnd(bsz * spec.output_width(), 1.0),
+                )
+                .unwrap();
+                (
+                    spec,
+                    Checkpoint { step: 0, layers },
+                    Batch {
+                        x,
+                        y,
+                        salt: seeded_salt(seed, 0),
+                    },
+                )
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn fixed_point_step_tracks_f64((spec, ck, batch) in arb_case()) {
+        let Some(ex) = f64_step(&spec, &ck, &batch) else { return Ok(()) };
+        let t = step(&spec, &ck, &batch).unwrap();
+        for (l, lp) in t.after.layers.iter().enumerate() {
+            for n in 0..lp.w.data.len() {
+                prop_assert!(within(lp.w.data[n], ex.w[l].v[n], ex.w[l].e[n]),
+                    "layer {} W'[{}]: fixed {} real {} bound {}", l + 1, n, to_real(lp.w.data[n]), ex.w[l].v[n], ex.w[l].e[n]);
+            }
+            for j in 0..lp.b.len() {
+                prop_assert!(within(lp.b[j], ex.b[l].0[j], ex.b[l].1[j]), "layer {} b'[{}]", l + 1, j);
+            }
+            if let (Some(vw), Some(vb)) = (&lp.vw, &lp.vb) {
+                for n in 0..vw.data.len() {
+                    prop_assert!(within(vw.data[n], ex.vw[l].v[n], ex.vw[l].e[n]), "layer {} vW'[{}]", l + 1, n);
+                }
+                for j in 0..vb.len() {
+                    prop_assert!(within(vb[j], ex.vb[l].0[j], ex.vb[l].1[j]), "layer {} vb'[{}]", l + 1, j);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bound_is_tight_enough_to_catch_a_wrong_rounding() {
+    // The same comparison must FAIL for an executor that floors instead of rounding:
+    // run the floor-rounding spec but check it against the half-up bound on many cases.
+    let mut caught = false;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for _ in 0..200 {
+        let (mut spec, ck, batch) = arb_case().new_tree(&mut runner).unwrap().current();
+        spec.rounding = zkstep_core::fixed::Rounding::Floor;
+        let Some(ex) = f64_step(&spec, &ck, &batch) else {
+            continue;
+        };
+        let t = step(&spec, &ck, &batch).unwrap();
+        let bad = t.after.layers.iter().enumerate().any(|(l, lp)| {
+            lp.w.data
+                .iter()
+                .enumerate()
+                .any(|(n, &w)| !within(w, ex.w[l].v[n], ex.w[l].e[n]))
+        });
+        caught |= bad;
+    }
+    assert!(
+        caught,
+        "the bound check cannot tell floor from half-up: it is too loose to mean anything"
+    );
+}
+
+#[test]
+fn training_really_learns_on_the_demo_data() {
+    let spec = demo_spec();
+    let ds = two_moons(256, 0.1, 42);
+    let mut ck = Checkpoint::init(&spec, 1);
+    let loss_on = |ck: &Checkpoint| {
+        let out = predict(&spec, ck, &ds.x).unwrap();
+        out.data
+            .iter()
+            .zip(&ds.y.data)
+            .map(|(&a, &y)| (to_real(a) - to_real(y)).powi(2))
+            .sum::<f64>()
+            / out.data.len() as f64
+    };
+    let initial = loss_on(&ck);
+    for t in 0..200 {
+        let batch = make_batch(&ds, spec.batch_size, t, 7, seeded_salt(7, t));
+        ck = step(&spec, &ck, &batch).unwrap().after;
+    }
+    let fin = loss_on(&ck);
+    assert!(
+        fin < 0.5 * initial,
+        "loss did not fall enough: {initial} -> {fin}"
+    );
+    assert_eq!(ck.step, 200);
+}
+
+#[test]
+fn overflow_is_an_error_naming_layer_tensor_index() {
+    let spec = ModelSpec::from_toml_str(
+        "batch_size = 1\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 2\n",
+    )
+    .unwrap();
+    let mut ck = Checkpoint::init(&spec, 1);
+    ck.layers[0].w.data[3] = i64::MAX;
+    let batch = Batch {
+        x: Matrix::from_vec(1, 2, vec![i64::MAX, i64::MAX]).unwrap(),
+        y: Matrix::zeros(1, 2),
+        salt: seeded_salt(1, 1),
+    };
+    let e = step(&spec, &ck, &batch).unwrap_err().to_string();
+    assert!(
+        e.contains("layer 1") && e.contains("tensor Z") && e.contains("(0,1)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn narrower_value_range_is_enforced() {
+    let spec = ModelSpec::from_toml_str("batch_size = 1\nvalue_bits = 32\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 1\noutputs = 1\n").unwrap();
+    let ck = Checkpoint::init(&spec, 1);
+    let batch = Batch {
+        x: Matrix::from_vec(1, 1, vec![3 * SCALE]).unwrap(),
+        y: Matrix::zeros(1, 1),
+        salt: seeded_salt(1, 1),
+    };
+    let e = step(&spec, &ck, &batch).unwrap_err().to_string();
+    assert!(e.contains("32-bit") && e.contains("X"), "{e}");
+}
+
+#[test]
+fn the_f64_comparison_is_not_vacuous() {
+    // Most random cases must be compared (not skipped for an ambiguous ReLU selector).
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let compared = (0..200)
+        .filter(|_| {
+            let (spec, ck, batch) = arb_case().new_tree(&mut runner).unwrap().current();
+            f64_step(&spec, &ck, &batch).is_some()
+        })
+        .count();
+    assert!(compared >= 150, "only {compared}/200 cases compared");
+}

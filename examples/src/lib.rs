@@ -1,0 +1,1 @@
+//! zkstep-examples: end-to-end examples (`cargo run -p zkstep-examples --example digits`).

@@ -1,0 +1,474 @@
+//! The `zkstep` command line: argument parsing (clap) and the subcommands.
+//!
+//! Every failure prints `error: …` naming the file and the problem and exits
+//! with status 1 (clap's usage errors exit with 2); nothing here panics on
+//! user input, and nothing of the user's is overwritten without `--force`.
+
+use crate::error::{ProverError, Result};
+use crate::run::{train, StepEntry, TrainOptions, MANIFEST};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use zkstep_core::commit::{commit_batch, commit_params};
+use zkstep_core::data::two_moons;
+use zkstep_core::fixed::to_real;
+use zkstep_core::format::{self, read_dataset, StFile, BATCH_FORMAT, CHECKPOINT_FORMAT};
+use zkstep_core::poseidon::fr_to_hex;
+use zkstep_core::spec::{demo_spec, DEMO_SPEC_TOML};
+use zkstep_core::{Checkpoint, ModelSpec};
+
+/// zkstep: zero-knowledge proofs of neural-network training steps.
+#[derive(Parser, Debug)]
+#[command(name = "zkstep", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// A checkpoint file to write, with the flags every writing command shares.
+#[derive(clap::Args, Debug)]
+pub struct OutFile {
+    /// Checkpoint file to write (safetensors).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace `--out` if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create a random initial checkpoint (He-uniform for ReLU layers, Xavier for identity) for a spec.
+    Init {
+        /// Model spec (TOML).
+        #[arg(long)]
+        spec: PathBuf,
+        /// Seed of the random initialisation.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Output file and flags.
+        #[command(flatten)]
+        out: OutFile,
+    },
+    /// Import a float (f32/f16/bf16/f64) safetensors checkpoint, e.g. a PyTorch state_dict, by quantisation.
+    Import {
+        /// Model spec (TOML).
+        #[arg(long)]
+        spec: PathBuf,
+        /// Float safetensors file: tensors `l1.w`, `l1.b`, … or PyTorch's `<prefix>.weight`, `<prefix>.bias`.
+        #[arg(long = "in")]
+        input: PathBuf,
+        /// Output file and flags.
+        #[command(flatten)]
+        out: OutFile,
+    },
+    /// Train with the reference executor, writing every checkpoint, batch and a run.json manifest.
+    Train {
+        /// Model spec (TOML).
+        #[arg(long)]
+        spec: PathBuf,
+        /// Starting checkpoint (from `zkstep init` or `zkstep import`).
+        #[arg(long)]
+        ckpt: PathBuf,
+        /// Dataset: safetensors with `X` [N, inputs] and `Y` [N, outputs], float (quantised) or i64 fixed point.
+        #[arg(long)]
+        data: PathBuf,
+        /// Number of steps.
+        #[arg(long)]
+        steps: u64,
+        /// Directory for ckpt_{t}.safetensors, batch_{t}.safetensors and run.json.
+        #[arg(long)]
+        out_dir: PathBuf,
+        /// Seed of the batch schedule (batch salts are always fresh random values).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Replace an existing run in `--out-dir`.
+        #[arg(long)]
+        force: bool,
+        /// Print a JSON summary instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the commitment of a checkpoint (Commit(θ)) or a batch (Commit(batch, salt)).
+    Commit {
+        /// A zkstep checkpoint or batch file.
+        file: PathBuf,
+        /// The spec the file was made for.
+        #[arg(long)]
+        spec: PathBuf,
+        /// Print a JSON object instead of the bare hex.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a safetensors file: metadata, tensors, shapes, value ranges (and its commitment with --spec).
+    Inspect {
+        /// Any safetensors file.
+        file: PathBuf,
+        /// The spec, to also print the commitment.
+        #[arg(long)]
+        spec: Option<PathBuf>,
+        /// Print a JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the built-in demo spec (a starting point for your own).
+    ExampleSpec,
+    /// Run the built-in demo: train a 2-16-16-1 MLP on two moons with the reference executor.
+    Demo {
+        /// Number of training steps.
+        #[arg(long, default_value_t = 60)]
+        steps: u64,
+        /// Also write the run (checkpoints, batches, run.json) to this directory.
+        #[arg(long)]
+        out_dir: Option<PathBuf>,
+        /// Print a JSON summary instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Run the CLI; returns the process exit status.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}
+
+fn refuse_existing(path: &Path, force: bool) -> Result<()> {
+    if path.exists() && !force {
+        return Err(ProverError::Exists(path.to_path_buf()));
+    }
+    Ok(())
+}
+
+fn print_json(v: &serde_json::Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    );
+}
+
+/// Execute one parsed command.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Init {
+            spec,
+            seed,
+            out: OutFile { out, force, json },
+        } => {
+            let s = ModelSpec::from_file(&spec)?;
+            refuse_existing(&out, force)?;
+            let ck = Checkpoint::init(&s, seed);
+            format::write_checkpoint(&out, &s, &ck)?;
+            let c = fr_to_hex(&commit_params(&s, &ck));
+            if json {
+                print_json(
+                    &json!({"file": out, "params": s.num_params(), "commitment": c, "spec_digest": fr_to_hex(&s.digest())}),
+                );
+            } else {
+                println!(
+                    "wrote {} ({} parameters)\ncommitment {c}",
+                    out.display(),
+                    s.num_params()
+                );
+            }
+        }
+        Command::Import {
+            spec,
+            input,
+            out: OutFile { out, force, json },
+        } => {
+            let s = ModelSpec::from_file(&spec)?;
+            refuse_existing(&out, force)?;
+            let (ck, rep) = format::import_checkpoint(&input, &s)?;
+            format::write_checkpoint(&out, &s, &ck)?;
+            let c = fr_to_hex(&commit_params(&s, &ck));
+            if json {
+                print_json(&json!({"file": out, "quantisation": rep, "commitment": c}));
+            } else {
+                println!(
+                    "quantised {} values at scale 10^9: max |error| {:.3e}, mean |error| {:.3e}\nwrote {}\ncommitment {c}",
+                    rep.count,
+                    rep.max_abs_err,
+                    rep.mean_abs_err,
+                    out.display()
+                );
+            }
+        }
+        Command::Train {
+            spec,
+            ckpt,
+            data,
+            steps,
+            out_dir,
+            seed,
+            force,
+            json,
+        } => {
+            let s = ModelSpec::from_file(&spec)?;
+            let start = format::read_checkpoint(&ckpt, &s)?;
+            let ds = read_dataset(&data, s.value_range)?;
+            std::fs::create_dir_all(&out_dir).map_err(|e| ProverError::io(&out_dir, e))?;
+            refuse_existing(&out_dir.join(MANIFEST), force)?;
+            if ds.report.count > 0 && !json {
+                println!(
+                    "{}: quantised {} values: max |error| {:.3e}, mean |error| {:.3e}",
+                    data.display(),
+                    ds.report.count,
+                    ds.report.max_abs_err,
+                    ds.report.mean_abs_err
+                );
+            }
+            let pb = progress(steps, json);
+            let opts = TrainOptions {
+                steps,
+                seed,
+                out_dir: Some(out_dir.clone()),
+                salt_seed: None,
+                data_name: data.display().to_string(),
+            };
+            let t = Instant::now();
+            let res = train(&s, &start, &ds, &opts, |e: &StepEntry| {
+                pb.inc(1);
+                if !json {
+                    pb.println(format!("step {:>5}  loss {:.6}", e.step, e.loss));
+                }
+            });
+            pb.finish_and_clear();
+            let (_, done) = res?;
+            if json {
+                print_json(
+                    &json!({"run": out_dir.join(MANIFEST), "steps": done, "seconds": t.elapsed().as_secs_f64()}),
+                );
+            } else {
+                println!(
+                    "wrote {} steps to {} in {:.2?}",
+                    done.len(),
+                    out_dir.display(),
+                    t.elapsed()
+                );
+                if let Some(last) = done.last() {
+                    println!("final commitment {}", last.c_after);
+                }
+            }
+        }
+        Command::Commit { file, spec, json } => {
+            let s = ModelSpec::from_file(&spec)?;
+            let (kind, c) = commitment_of(&file, &s)?;
+            if json {
+                print_json(
+                    &json!({"file": file, "kind": kind, "commitment": fr_to_hex(&c), "spec_digest": fr_to_hex(&s.digest())}),
+                );
+            } else {
+                println!("{}", fr_to_hex(&c));
+            }
+        }
+        Command::Inspect { file, spec, json } => inspect(&file, spec.as_deref(), json)?,
+        Command::ExampleSpec => print!("{DEMO_SPEC_TOML}"),
+        Command::Demo {
+            steps,
+            out_dir,
+            json,
+        } => demo(steps, out_dir, json)?,
+    }
+    Ok(())
+}
+
+fn progress(n: u64, hidden: bool) -> ProgressBar {
+    if hidden {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(n);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} steps ({eta})",
+    ) {
+        pb.set_style(style);
+    }
+    pb
+}
+
+/// The commitment of a checkpoint or batch file, by its `format` metadata.
+pub fn commitment_of(file: &Path, s: &ModelSpec) -> Result<(&'static str, zkstep_core::Fr)> {
+    let bytes = format::read_file(file)?;
+    let f = StFile::parse(file, &bytes)?;
+    match f.meta("format") {
+        Some(BATCH_FORMAT) => {
+            let (b, _) = format::parse_batch(file, &bytes, s)?;
+            Ok(("batch", commit_batch(s, &b)))
+        }
+        _ => {
+            let ck = format::parse_checkpoint(file, &bytes, s)?;
+            Ok(("checkpoint", commit_params(s, &ck)))
+        }
+    }
+}
+
+fn inspect(file: &Path, spec: Option<&Path>, json: bool) -> Result<()> {
+    let bytes = format::read_file(file)?;
+    let f = StFile::parse(file, &bytes)?;
+    let mut tensors = vec![];
+    for name in f.names() {
+        let (dtype, shape) = f.info(&name)?;
+        let (min, max) = if dtype == safetensors_dtype_i64() {
+            let v = f.i64_tensor(&name, &shape)?;
+            let (lo, hi) = (
+                v.iter().min().copied().unwrap_or(0),
+                v.iter().max().copied().unwrap_or(0),
+            );
+            (to_real(lo), to_real(hi))
+        } else {
+            match f.float_tensor(&name) {
+                Ok((_, v)) => (
+                    v.iter().copied().fold(f64::INFINITY, f64::min),
+                    v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                ),
+                Err(e) => return Err(e.into()),
+            }
+        };
+        tensors.push(json!({"name": name, "dtype": format!("{dtype:?}"), "shape": shape, "min": min, "max": max}));
+    }
+    let mut meta: Vec<(String, String)> = f
+        .metadata()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    meta.sort();
+    let commitment = match spec {
+        Some(sp) => {
+            let s = ModelSpec::from_file(sp)?;
+            Some(fr_to_hex(&commitment_of(file, &s)?.1))
+        }
+        None => None,
+    };
+    let file_digest = format!("0x{}", hex_sha3(&bytes));
+    if json {
+        print_json(
+            &json!({"file": file, "bytes": bytes.len(), "sha3_256": file_digest, "metadata": meta.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect::<serde_json::Map<_, _>>(), "tensors": tensors, "commitment": commitment}),
+        );
+        return Ok(());
+    }
+    println!(
+        "{}  ({} bytes, sha3-256 {file_digest})",
+        file.display(),
+        bytes.len()
+    );
+    match f.meta("format") {
+        Some(CHECKPOINT_FORMAT) | Some(BATCH_FORMAT) => {}
+        _ => {
+            println!("  not a zkstep checkpoint/batch (no zkstep metadata): values shown as stored")
+        }
+    }
+    for (k, v) in &meta {
+        println!("  meta {k} = {v}");
+    }
+    for t in &tensors {
+        println!(
+            "  {:<8} {:<4} {:<14} min {:>14.6}  max {:>14.6}",
+            t["name"].as_str().unwrap_or(""),
+            t["dtype"].as_str().unwrap_or(""),
+            t["shape"].to_string(),
+            t["min"].as_f64().unwrap_or(0.0),
+            t["max"].as_f64().unwrap_or(0.0)
+        );
+    }
+    if let Some(c) = commitment {
+        println!("  commitment {c}");
+    }
+    Ok(())
+}
+
+fn safetensors_dtype_i64() -> zkstep_core::format::Dtype {
+    zkstep_core::format::Dtype::I64
+}
+
+fn hex_sha3(bytes: &[u8]) -> String {
+    zkstep_core::format::sha3_hex(bytes)
+}
+
+fn demo(steps: u64, out_dir: Option<PathBuf>, json: bool) -> Result<()> {
+    let s = demo_spec();
+    let ds = two_moons(256, 0.1, 42);
+    let start = Checkpoint::init(&s, 1);
+    if let Some(d) = &out_dir {
+        std::fs::create_dir_all(d).map_err(|e| ProverError::io(d, e))?;
+        refuse_existing(&d.join(MANIFEST), false)?;
+    }
+    if !json {
+        println!("zkstep demo: 2-16-16-1 ReLU MLP, MSE, SGD lr 0.1, batch 8, on 256 two-moons points (scale 10^9, round half up)");
+        println!("spec digest {}", fr_to_hex(&s.digest()));
+        println!("c_before(step 0) {}", fr_to_hex(&commit_params(&s, &start)));
+    }
+    let opts = TrainOptions {
+        steps,
+        seed: 7,
+        out_dir: out_dir.clone(),
+        salt_seed: Some(7),
+        data_name: "built-in two moons (256 points, seed 42)".into(),
+    };
+    let t = Instant::now();
+    let (end, done) = train(&s, &start, &ds, &opts, |e| {
+        if !json && (e.step % 10 == 0 || e.step + 1 == steps) {
+            println!(
+                "step {:>4}  loss {:.6}  c_after {}…",
+                e.step,
+                e.loss,
+                &e.c_after[..18]
+            );
+        }
+    })?;
+    let elapsed = t.elapsed();
+    let chained = done.windows(2).all(|w| w[0].c_after == w[1].c_before);
+    let full_loss = |ck: &Checkpoint| -> Result<f64> {
+        let out = zkstep_core::exec::predict(&s, ck, &ds.x)?;
+        Ok(out
+            .data
+            .iter()
+            .zip(&ds.y.data)
+            .map(|(&a, &y)| (to_real(a) - to_real(y)).powi(2))
+            .sum::<f64>()
+            / out.data.len() as f64)
+    };
+    let (loss0, loss1) = (full_loss(&start)?, full_loss(&end)?);
+    if json {
+        print_json(
+            &json!({"spec_digest": fr_to_hex(&s.digest()), "loss_before": loss0, "loss_after": loss1, "steps": done, "chained": chained, "final_commitment": fr_to_hex(&commit_params(&s, &end)), "seconds": elapsed.as_secs_f64()}),
+        );
+    } else {
+        println!(
+            "loss on all 256 points: {loss0:.6} before training, {loss1:.6} after {} steps",
+            done.len()
+        );
+        println!(
+            "commitments chain (c_after(t) = c_before(t+1)) across all {} steps: {}",
+            done.len(),
+            if chained { "yes" } else { "NO" }
+        );
+        println!(
+            "c_after(step {}) {}",
+            end.step,
+            fr_to_hex(&commit_params(&s, &end))
+        );
+        println!("{} reference steps in {elapsed:.2?}; proving and verifying these steps arrive with the proving core", done.len());
+        if let Some(d) = &out_dir {
+            println!("run written to {}", d.join(MANIFEST).display());
+        }
+    }
+    if !chained {
+        return Err(ProverError::Invalid(
+            "internal error: commitments do not chain".into(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,38 @@
+//! The error type of zkstep-prover.
+
+use zkstep_core::CoreError;
+
+/// Result alias for zkstep-prover.
+pub type Result<T, E = ProverError> = std::result::Result<T, E>;
+
+/// Everything that can go wrong on the proving side.
+#[derive(Debug, thiserror::Error)]
+pub enum ProverError {
+    /// From zkstep-core (already names the file / layer / tensor).
+    #[error(transparent)]
+    Core(#[from] CoreError),
+    /// A file or directory operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Refusing to overwrite something of the user's.
+    #[error("{}: already exists; refusing to overwrite it (pass --force to replace it)", .0.display())]
+    Exists(std::path::PathBuf),
+    /// A malformed run manifest or other input.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl ProverError {
+    /// An I/O error on `path`.
+    pub fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        ProverError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,596 @@
+//! The `zkstep` binary as a user meets it: run as a process, on good and on
+//! bad input. Bad input must give a clear error naming the file and the
+//! problem, a non-zero exit, no panic, and leave the user's files alone.
+#![allow(clippy::unwrap_used, clippy::needless_range_loop)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use zkstep_core::format::{write_checkpoint, write_float_dataset};
+use zkstep_core::{Checkpoint, ModelSpec};
+
+fn zkstep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zkstep"))
+        .args(args)
+        .output()
+        .expect("the zkstep binary runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = zkstep(args);
+    assert!(
+        o.status.success(),
+        "zkstep {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Runs, expects failure with status 1 and no panic; returns stderr.
+fn fails(args: &[&str]) -> String {
+    let o = zkstep(args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "zkstep {args:?} should fail with status 1; stderr: {err}"
+    );
+    assert!(!err.contains("panicked"), "zkstep {args:?} panicked: {err}");
+    assert!(err.starts_with("error: "), "unexpected stderr: {err}");
+    err
+}
+
+const SPEC: &str = "batch_size = 4\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 1\n";
+
+struct Fx {
+    dir: tempfile::TempDir,
+}
+
+impl Fx {
+    fn new() -> Fx {
+        let f = Fx {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::write(f.p("spec.toml"), SPEC).unwrap();
+        let x: Vec<f32> = (0..40)
+            .map(|i| ((i * 37) % 17) as f32 / 17.0 - 0.5)
+            .collect();
+        let y: Vec<f32> = (0..20).map(|i| (i % 2) as f32).collect();
+        write_float_dataset(&f.p("data.safetensors"), &x, [20, 2], &y, [20, 1]).unwrap();
+        f
+    }
+    fn p(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    fn s(&self, name: &str) -> String {
+        self.p(name).display().to_string()
+    }
+    fn init(&self, out: &str) {
+        ok(&[
+            "init",
+            "--spec",
+            &self.s("spec.toml"),
+            "--out",
+            &self.s(out),
+        ]);
+    }
+}
+
+fn spec() -> ModelSpec {
+    ModelSpec::from_toml_str(SPEC).unwrap()
+}
+
+#[test]
+fn demo_runs_and_learns() {
+    let out = ok(&["demo", "--json", "--steps", "40"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["chained"], true);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 40);
+    assert!(v["loss_after"].as_f64().unwrap() < v["loss_before"].as_f64().unwrap());
+}
+
+#[test]
+fn init_train_commit_inspect_round_trip() {
+    let f = Fx::new();
+    f.init("c0.safetensors");
+    let out = ok(&[
+        "train",
+        "--spec",
+        &f.s("spec.toml"),
+        "--ckpt",
+        &f.s("c0.safetensors"),
+        "--data",
+        &f.s("data.safetensors"),
+        "--steps",
+        "3",
+        "--out-dir",
+        &f.s("run"),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(f.p("run/run.json")).unwrap()).unwrap();
+    assert_eq!(m["steps"].as_array().unwrap().len(), 3);
+    for (t, s) in steps.iter().enumerate() {
+        let after = f.s(&format!("run/ckpt_{}.safetensors", t + 1));
+        let batch = f.s(&format!("run/batch_{t}.safetensors"));
+        assert_eq!(
+            ok(&["commit", &after, "--spec", &f.s("spec.toml")]).trim(),
+            s["c_after"].as_str().unwrap()
+        );
+        assert_eq!(
+            ok(&["commit", &batch, "--spec", &f.s("spec.toml")]).trim(),
+            s["c_batch"].as_str().unwrap()
+        );
+        if t > 0 {
+            assert_eq!(s["c_before"], steps[t - 1]["c_after"]);
+        }
+    }
+    let insp = ok(&[
+        "inspect",
+        &f.s("run/ckpt_3.safetensors"),
+        "--spec",
+        &f.s("spec.toml"),
+        "--json",
+    ]);
+    let iv: serde_json::Value = serde_json::from_str(&insp).unwrap();
+    assert_eq!(iv["metadata"]["step"], "3");
+    assert_eq!(iv["commitment"], steps[2]["c_after"]);
+    assert_eq!(iv["tensors"].as_array().unwrap().len(), 4);
+    // the run's spec copy is the same spec
+    assert_eq!(ModelSpec::from_file(&f.p("run/spec.toml")).unwrap(), spec());
+}
+
+#[test]
+fn overflowing_value_is_a_clear_error() {
+    let f = Fx::new();
+    let mut ck = Checkpoint::init(&spec(), 1);
+    ck.layers[0].w.data.iter_mut().for_each(|w| *w = i64::MAX);
+    write_checkpoint(&f.p("big.safetensors"), &spec(), &ck).unwrap();
+    let e = fails(&[
+        "train",
+        "--spec",
+        &f.s("spec.toml"),
+        "--ckpt",
+        &f.s("big.safetensors"),
+        "--data",
+        &f.s("data.safetensors"),
+        "--steps",
+        "2",
+        "--out-dir",
+        &f.s("run"),
+    ]);
+    assert!(
+        e.contains("out of the declared range at layer")
+            && e.contains("tensor")
+            && e.contains("index"),
+        "{e}"
+    );
+}
+
+#[test]
+fn shape_mismatch_names_file_and_tensor() {
+    let f = Fx::new();
+    // right zkstep metadata for this spec, wrong shape of l1.w ([3, 2] instead of [4, 2])
+    use safetensors::tensor::{Dtype, TensorView};
+    let meta = std::collections::HashMap::from([
+        ("format".to_string(), "zkstep-checkpoint".to_string()),
+        ("version".to_string(), "1".to_string()),
+        ("scale".to_string(), "1000000000".to_string()),
+        ("step".to_string(), "0".to_string()),
+        (
+            "spec_digest".to_string(),
+            zkstep_core::poseidon::fr_to_hex(&spec().digest()),
+        ),
+    ]);
+    let (w, b4, w2, b1) = (
+        vec![0u8; 8 * 6],
+        vec![0u8; 8 * 4],
+        vec![0u8; 8 * 4],
+        vec![0u8; 8],
+    );
+    let views = vec![
+        ("l1.w", TensorView::new(Dtype::I64, vec![3, 2], &w).unwrap()),
+        ("l1.b", TensorView::new(Dtype::I64, vec![4], &b4).unwrap()),
+        (
+            "l2.w",
+            TensorView::new(Dtype::I64, vec![1, 4], &w2).unwrap(),
+        ),
+        ("l2.b", TensorView::new(Dtype::I64, vec![1], &b1).unwrap()),
+    ];
+    std::fs::write(
+        f.p("shape.safetensors"),
+        safetensors::serialize(views, Some(meta)).unwrap(),
+    )
+    .unwrap();
+    let e = fails(&[
+        "commit",
+        &f.s("shape.safetensors"),
+        "--spec",
+        &f.s("spec.toml"),
+    ]);
+    assert!(
+        e.contains("shape.safetensors") && e.contains("l1.w") && e.contains("shape"),
+        "{e}"
+    );
+}
+
+#[test]
+fn truncated_file_is_rejected() {
+    let f = Fx::new();
+    f.init("c0.safetensors");
+    let b = std::fs::read(f.p("c0.safetensors")).unwrap();
+    for cut in [4, 9, b.len() / 2, b.len() - 1] {
+        std::fs::write(f.p("t.safetensors"), &b[..cut]).unwrap();
+        let e = fails(&["commit", &f.s("t.safetensors"), "--spec", &f.s("spec.toml")]);
+        assert!(
+            e.contains("t.safetensors") && e.contains("not a valid safetensors file"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn non_safetensors_file_is_rejected() {
+    let f = Fx::new();
+    std::fs::write(
+        f.p("junk.safetensors"),
+        b"hello, this is not a tensor file at all",
+    )
+    .unwrap();
+    let e = fails(&["inspect", &f.s("junk.safetensors")]);
+    assert!(
+        e.contains("junk.safetensors") && e.contains("not a valid safetensors"),
+        "{e}"
+    );
+    // a huge header length must not make us allocate or panic
+    let mut evil = (u64::MAX / 2).to_le_bytes().to_vec();
+    evil.extend_from_slice(b"{}");
+    std::fs::write(f.p("evil.safetensors"), &evil).unwrap();
+    fails(&["inspect", &f.s("evil.safetensors")]);
+}
+
+#[test]
+fn checkpoint_for_another_spec_is_rejected() {
+    let f = Fx::new();
+    f.init("c0.safetensors");
+    std::fs::write(f.p("other.toml"), SPEC.replace("lr = 0.1", "lr = 0.2")).unwrap();
+    let e = fails(&[
+        "commit",
+        &f.s("c0.safetensors"),
+        "--spec",
+        &f.s("other.toml"),
+    ]);
+    assert!(
+        e.contains("c0.safetensors") && e.contains("another spec"),
+        "{e}"
+    );
+    // and a batch is not a checkpoint
+    ok(&[
+        "train",
+        "--spec",
+        &f.s("spec.toml"),
+        "--ckpt",
+        &f.s("c0.safetensors"),
+        "--data",
+        &f.s("data.safetensors"),
+        "--steps",
+        "1",
+        "--out-dir",
+        &f.s("run"),
+    ]);
+    let e = fails(&[
+        "train",
+        "--spec",
+        &f.s("spec.toml"),
+        "--ckpt",
+        &f.s("run/batch_0.safetensors"),
+        "--data",
+        &f.s("data.safetensors"),
+        "--steps",
+        "1",
+        "--out-dir",
+        &f.s("run2"),
+    ]);
+    assert!(
+        e.contains("batch_0.safetensors") && e.contains("zkstep-batch"),
+        "{e}"
+    );
+}
+
+#[test]
+fn nan_and_inf_in_float_imports_are_rejected() {
+    let f = Fx::new();
+    f.init("c0.safetensors");
+    let mut x: Vec<f32> = vec![0.5; 40];
+    x[13] = f32::NAN;
+    write_float_dataset(&f.p("nan.safetensors"), &x, [20, 2], &[0.0; 20], [20, 1]).unwrap();
+    let e = fails(&[
+        "train",
+        "--spec",
+        &f.s("spec.toml"),
+        "--ckpt",
+        &f.s("c0.safetensors"),
+        "--data",
+        &f.s("nan.safetensors"),
+        "--steps",
+        "1",
+        "--out-dir",
+        &f.s("run"),
+    ]);
+    assert!(
+        e.contains("nan.safetensors") && e.contains("NaN") && e.contains("13"),
+        "{e}"
+    );
+    // a float checkpoint with an Inf (PyTorch naming)
+    let w: Vec<f32> = vec![0.1, f32::INFINITY, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+    let b: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let zeros4: Vec<u8> = [0f32; 4].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let zeros1: Vec<u8> = [0f32; 1].iter().flat_map(|v| v.to_le_bytes()).collect();
+    use safetensors::tensor::{Dtype, TensorView};
+    let views = vec![
+        (
+            "0.weight",
+            TensorView::new(Dtype::F32, vec![4, 2], &b).unwrap(),
+        ),
+        (
+            "0.bias",
+            TensorView::new(Dtype::F32, vec![4], &zeros4).unwrap(),
+        ),
+        (
+            "2.weight",
+            TensorView::new(Dtype::F32, vec![1, 4], &zeros4).unwrap(),
+        ),
+        (
+            "2.bias",
+            TensorView::new(Dtype::F32, vec![1], &zeros1).unwrap(),
+        ),
+    ];
+    std::fs::write(
+        f.p("torch.safetensors"),
+        safetensors::serialize(views, None).unwrap(),
+    )
+    .unwrap();
+    let e = fails(&[
+        "import",
+        "--spec",
+        &f.s("spec.toml"),
+        "--in",
+        &f.s("torch.safetensors"),
+        "--out",
+        &f.s("imp.safetensors"),
+    ]);
+    assert!(
+        e.contains("torch.safetensors") && e.contains("inf") && e.contains("0.weight"),
+        "{e}"
+    );
+    assert!(!f.p("imp.safetensors").exists());
+}
+
+#[test]
+fn pytorch_import_quantises_with_a_report() {
+    let f = Fx::new();
+    let w: Vec<u8> = [0.1f32, -0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let b4: Vec<u8> = [0.01f32; 4].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let b1: Vec<u8> = [0.5f32].iter().flat_map(|v| v.to_le_bytes()).collect();
+    use safetensors::tensor::{Dtype, TensorView};
+    let views = vec![
+        (
+            "net.0.weight",
+            TensorView::new(Dtype::F32, vec![4, 2], &w).unwrap(),
+        ),
+        (
+            "net.0.bias",
+            TensorView::new(Dtype::F32, vec![4], &b4).unwrap(),
+        ),
+        (
+            "net.2.weight",
+            TensorView::new(Dtype::F32, vec![1, 4], &b4).unwrap(),
+        ),
+        (
+            "net.2.bias",
+            TensorView::new(Dtype::F32, vec![1], &b1).unwrap(),
+        ),
+    ];
+    std::fs::write(
+        f.p("torch.safetensors"),
+        safetensors::serialize(views, None).unwrap(),
+    )
+    .unwrap();
+    let out = ok(&[
+        "import",
+        "--spec",
+        &f.s("spec.toml"),
+        "--in",
+        &f.s("torch.safetensors"),
+        "--out",
+        &f.s("imp.safetensors"),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["quantisation"]["count"], 17);
+    let max = v["quantisation"]["max_abs_err"].as_f64().unwrap();
+    assert!(max > 0.0 && max <= 0.5e-9 + 1e-15, "{max}"); // f32 0.1 is not 0.1: rounding at 1e-9 shows
+    let ck = zkstep_core::format::read_checkpoint(&f.p("imp.safetensors"), &spec()).unwrap();
+    assert_eq!(ck.layers[0].w.at(0, 1), -200_000_003); // f32(-0.2) = -0.200000003
+}
+
+#[test]
+fn missing_file_is_named() {
+    let f = Fx::new();
+    let e = fails(&[
+        "commit",
+        &f.s("nope.safetensors"),
+        "--spec",
+        &f.s("spec.toml"),
+    ]);
+    assert!(
+        e.contains("nope.safetensors") && e.contains("No such file"),
+        "{e}"
+    );
+    let e = fails(&[
+        "commit",
+        &f.s("nope.safetensors"),
+        "--spec",
+        &f.s("nospec.toml"),
+    ]);
+    assert!(e.contains("nospec.toml"), "{e}");
+}
+
+#[test]
+fn bad_spec_names_the_key() {
+    let f = Fx::new();
+    std::fs::write(f.p("bad.toml"), SPEC.replace("inputs = 4", "inputs = 5")).unwrap();
+    let e = fails(&[
+        "init",
+        "--spec",
+        &f.s("bad.toml"),
+        "--out",
+        &f.s("c.safetensors"),
+    ]);
+    assert!(
+        e.contains("bad.toml") && e.contains("layers[1].inputs"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unwritable_output_directory_is_a_clear_error() {
+    let f = Fx::new();
+    f.init("c0.safetensors");
+    std::fs::write(f.p("plainfile"), b"x").unwrap();
+    let e = fails(&[
+        "train",
+        "--spec",
+        &f.s("spec.toml"),
+        "--ckpt",
+        &f.s("c0.safetensors"),
+        "--data",
+        &f.s("data.safetensors"),
+        "--steps",
+        "1",
+        "--out-dir",
+        &f.s("plainfile/run"),
+    ]);
+    assert!(e.contains("plainfile/run"), "{e}");
+    let e = fails(&[
+        "init",
+        "--spec",
+        &f.s("spec.toml"),
+        "--out",
+        &f.s("plainfile/c.safetensors"),
+    ]);
+    assert!(e.contains("plainfile/c.safetensors"), "{e}");
+}
+
+#[test]
+fn existing_files_are_not_overwritten() {
+    let f = Fx::new();
+    f.init("c0.safetensors");
+    let before = std::fs::read(f.p("c0.safetensors")).unwrap();
+    let e = fails(&[
+        "init",
+        "--spec",
+        &f.s("spec.toml"),
+        "--out",
+        &f.s("c0.safetensors"),
+        "--seed",
+        "9",
+    ]);
+    assert!(e.contains("already exists"), "{e}");
+    assert_eq!(std::fs::read(f.p("c0.safetensors")).unwrap(), before);
+    ok(&[
+        "train",
+        "--spec",
+        &f.s("spec.toml"),
+        "--ckpt",
+        &f.s("c0.safetensors"),
+        "--data",
+        &f.s("data.safetensors"),
+        "--steps",
+        "1",
+        "--out-dir",
+        &f.s("run"),
+    ]);
+    let e = fails(&[
+        "train",
+        "--spec",
+        &f.s("spec.toml"),
+        "--ckpt",
+        &f.s("c0.safetensors"),
+        "--data",
+        &f.s("data.safetensors"),
+        "--steps",
+        "1",
+        "--out-dir",
+        &f.s("run"),
+    ]);
+    assert!(e.contains("run.json") && e.contains("--force"), "{e}");
+}
+
+#[test]
+fn failure_mid_run_keeps_completed_steps_and_leaves_no_partial_file() {
+    let f = Fx::new();
+    // a learning rate this large diverges and overflows after a few steps
+    std::fs::write(f.p("wild.toml"), SPEC.replace("lr = 0.1", "lr = 100000")).unwrap();
+    ok(&[
+        "init",
+        "--spec",
+        &f.s("wild.toml"),
+        "--out",
+        &f.s("c0.safetensors"),
+    ]);
+    let e = fails(&[
+        "train",
+        "--spec",
+        &f.s("wild.toml"),
+        "--ckpt",
+        &f.s("c0.safetensors"),
+        "--data",
+        &f.s("data.safetensors"),
+        "--steps",
+        "50",
+        "--out-dir",
+        &f.s("run"),
+    ]);
+    assert!(e.contains("out of the declared range"), "{e}");
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(f.p("run/run.json")).unwrap()).unwrap();
+    let done = m["steps"].as_array().unwrap();
+    assert!(
+        !done.is_empty() && done.len() < 50,
+        "expected a failure after some steps, got {}",
+        done.len()
+    );
+    // every completed step's files are intact and match the manifest
+    for s in done {
+        let after = f.s(&format!("run/{}", s["after"].as_str().unwrap()));
+        assert_eq!(
+            ok(&["commit", &after, "--spec", &f.s("wild.toml")]).trim(),
+            s["c_after"].as_str().unwrap()
+        );
+    }
+    // nothing for the failed step, and no temporary files
+    let n = done.len();
+    assert!(!f.p(&format!("run/ckpt_{}.safetensors", n + 1)).exists());
+    assert!(!f.p(&format!("run/batch_{n}.safetensors")).exists());
+    for e in std::fs::read_dir(f.p("run")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(
+            !name.starts_with(".zkstep-tmp"),
+            "temporary file left behind: {name}"
+        );
+    }
+}
+
+#[test]
+fn clap_usage_errors_exit_2() {
+    let o = zkstep(&["train", "--spec"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = zkstep(&["init", "--help"]);
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("--seed"));
+}
