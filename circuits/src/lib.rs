@@ -1,6 +1,23 @@
-//! zkstep-circuits: the step circuit of one Nova fold (forward tile or
-//! backward/update tile of one layer) and the IVC state layout that links
-//! folds and binds `spec_digest`, `c_before`, `c_after` and `c_batch`.
+//! zkstep-circuits: the step circuit of one Nova fold and the IVC state
+//! layout that links folds and binds `spec_digest`, `c_before`, `c_after` and
+//! `c_batch` (see docs/SOUNDNESS.md for the argument, family by family).
 //!
-//! The circuits arrive with the proving-core issue; the crate exists now so
-//! that the verifier can name the circuit type without depending on the prover.
+//! - [`layout`]: how a spec is cut into folds (tiles of output units, padded to
+//!   one shape), the schedule, the state vector's indices, z₀ and what the
+//!   verifier expects of z_n;
+//! - [`witness`]: every fold's witness, read from the reference executor's
+//!   trace, and the challenge ρ;
+//! - [`circuit`]: the R1CS of one fold ([`circuit::TileCircuit`]);
+//! - [`engine`]: the Nova engines and SNARK types, named once for prover and
+//!   verifier.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod circuit;
+pub mod engine;
+pub mod error;
+pub mod layout;
+pub mod witness;
+
+pub use circuit::TileCircuit;
+pub use error::CircuitError;
+pub use layout::{Layout, TileDesc, DEFAULT_FOLD_BUDGET};

@@ -162,12 +162,14 @@ impl<'a> StFile<'a> {
                 .chunks_exact(2)
                 .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64())
                 .collect(),
-            other => return Err(ferr(
-                self.path,
-                format!(
+            other => {
+                return Err(ferr(
+                    self.path,
+                    format!(
                     "tensor `{name}` has dtype {other:?}; expected a float (F16, BF16, F32, F64)"
                 ),
-            )),
+                ))
+            }
         };
         if let Some((i, v)) = vals.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return Err(ferr(

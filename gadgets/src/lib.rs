@@ -1,11 +1,29 @@
 //! zkstep-gadgets: in-circuit primitives on nova-snark's R1CS frontend.
 //!
-//! What belongs here: signed fixed-point allocation, n-bit range checks, the
-//! rescale gadget (two-sided remainder check plus quotient range check), the
-//! sign-pinned ReLU selector, dot products, and Poseidon absorption of packed
-//! values. Each gadget sits beside a test against its native twin in
-//! `zkstep-core` (see `zkstep_core::fixed` and `zkstep_core::commit`).
+//! Every gadget sits beside its native twin in `zkstep-core` and is tested
+//! against it (satisfied on honest witnesses, equal outputs) and against
+//! mutations of its witness (unsatisfied, naming the failing namespace):
 //!
-//! The gadgets arrive with the proving-core issue; this crate is the place
-//! reserved for them so the dependency direction core → gadgets → circuits is
-//! fixed from the start.
+//! | gadget | native twin | module |
+//! | --- | --- | --- |
+//! | n-bit range check, signed range | `ValueRange::contains` | [`range`] |
+//! | rescale (two-sided remainder + quotient check) | `fixed::rescale` | [`fixed`] |
+//! | sign-pinned ReLU selector | the executor's `s = [Z ≥ 1]` | [`fixed`] |
+//! | Poseidon h24, packing, hash chains | `poseidon::h24`, `commit::{pack_values, chain_absorb}` | [`hash`] |
+//! | linear expressions, products, selects | field arithmetic | [`expr`] |
+//!
+//! Errors: gadgets return the frontend's `SynthesisError` (what Nova's
+//! `StepCircuit::synthesize` must return); a witness that violates a
+//! constraint is not an error at synthesis time but an unsatisfied system.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod expr;
+pub mod fixed;
+pub mod hash;
+pub mod range;
+
+pub use expr::{Expr, Fr};
+pub use nova_snark::frontend::{num::AllocatedNum, ConstraintSystem, SynthesisError};
+
+/// Result of a gadget.
+pub type Result<T> = std::result::Result<T, SynthesisError>;

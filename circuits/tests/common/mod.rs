@@ -1,0 +1,129 @@
+//! Shared helpers of the circuit tests: run every fold of a step in a test
+//! constraint system, carrying the state, and report the first failing
+//! constraint by fold and namespace.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::test_cs::TestConstraintSystem;
+use nova_snark::frontend::ConstraintSystem;
+use nova_snark::traits::circuit::StepCircuit;
+use std::sync::Arc;
+use zkstep_circuits::witness::{build_witnesses, TileWitness};
+use zkstep_circuits::{Layout, TileCircuit};
+use zkstep_core::commit::{commit_batch, commit_params};
+use zkstep_core::model::seeded_salt;
+use zkstep_core::{step, Batch, Checkpoint, Fr, Matrix, ModelSpec};
+
+pub struct Case {
+    pub spec: ModelSpec,
+    pub before: Checkpoint,
+    pub batch: Batch,
+    pub after: Checkpoint,
+    pub layout: Arc<Layout>,
+    pub witnesses: Vec<TileWitness>,
+    pub z0: Vec<Fr>,
+}
+
+pub fn case(toml: &str, rows: Option<usize>, seed: u64) -> Case {
+    let spec = ModelSpec::from_toml_str(toml).unwrap();
+    let before = Checkpoint::init(&spec, seed);
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let b = spec.batch_size;
+    let x = Matrix::from_vec(
+        b,
+        spec.input_width(),
+        (0..b * spec.input_width())
+            .map(|_| rng.gen_range(-1_000_000_000i64..1_000_000_000))
+            .collect(),
+    )
+    .unwrap();
+    let y = Matrix::from_vec(
+        b,
+        spec.output_width(),
+        (0..b * spec.output_width())
+            .map(|_| rng.gen_range(-1_000_000_000i64..1_000_000_000))
+            .collect(),
+    )
+    .unwrap();
+    let batch = Batch {
+        x,
+        y,
+        salt: seeded_salt(seed, 0),
+    };
+    case_from(spec, before, batch, rows)
+}
+
+pub fn case_from(spec: ModelSpec, before: Checkpoint, batch: Batch, rows: Option<usize>) -> Case {
+    let trace = step(&spec, &before, &batch).unwrap();
+    let layout = Arc::new(Layout::new(&spec, rows, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap());
+    let (witnesses, rho) = build_witnesses(&layout, &trace, &before, &batch).unwrap();
+    let z0 = layout.initial_state(
+        commit_params(&spec, &before),
+        commit_params(&spec, &trace.after),
+        commit_batch(&spec, &batch),
+        before.step,
+        rho,
+    );
+    Case {
+        spec,
+        before,
+        batch,
+        after: trace.after,
+        layout,
+        witnesses,
+        z0,
+    }
+}
+
+/// Run one fold; Ok(z_next) or Err(failing constraint path).
+pub fn run_fold(layout: &Arc<Layout>, w: &TileWitness, z: &[Fr]) -> Result<Vec<Fr>, String> {
+    let mut cs = TestConstraintSystem::<Fr>::new();
+    let zin: Vec<AllocatedNum<Fr>> = z
+        .iter()
+        .enumerate()
+        .map(|(i, v)| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(*v)).unwrap())
+        .collect();
+    let c = TileCircuit {
+        layout: layout.clone(),
+        witness: Some(Arc::new(w.clone())),
+    };
+    let out = c
+        .synthesize(&mut cs.namespace(|| "step"), &zin)
+        .map_err(|e| format!("synthesis: {e}"))?;
+    if let Some(which) = cs.which_is_unsatisfied() {
+        return Err(which.to_string());
+    }
+    Ok(out.iter().map(|a| a.get_value().unwrap()).collect())
+}
+
+/// Run all folds; Ok(z_n) or Err((fold, path)).
+pub fn run_all(
+    layout: &Arc<Layout>,
+    ws: &[TileWitness],
+    z0: &[Fr],
+) -> Result<Vec<Fr>, (usize, String)> {
+    let mut z = z0.to_vec();
+    for (f, w) in ws.iter().enumerate() {
+        z = run_fold(layout, w, &z).map_err(|e| (f, e))?;
+    }
+    Ok(z)
+}
+
+pub fn num_constraints(layout: &Arc<Layout>, w: &TileWitness) -> usize {
+    let mut cs = TestConstraintSystem::<Fr>::new();
+    let zin: Vec<AllocatedNum<Fr>> = (0..layout.arity())
+        .map(|i| {
+            AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::from(0u64))).unwrap()
+        })
+        .collect();
+    let c = TileCircuit {
+        layout: layout.clone(),
+        witness: Some(Arc::new(w.clone())),
+    };
+    let before = cs.num_constraints();
+    c.synthesize(&mut cs.namespace(|| "step"), &zin).unwrap();
+    cs.num_constraints() - before
+}
+
+pub const TWO_LAYER: &str = "batch_size = 3\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 3\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 2\n";

@@ -1,0 +1,213 @@
+//! Soundness at the constraint level: every constraint family rejects a
+//! mutated witness, naming the failing namespace; what the constraints cannot
+//! see (which commitment, which schedule, which challenge) the final-state
+//! check rejects.
+#![allow(clippy::unwrap_used)]
+mod common;
+use common::*;
+use zkstep_circuits::layout::FinalStateError;
+use zkstep_circuits::witness::TileWitness;
+
+/// Apply `mutate` to fold `f`'s witness; expect a failure in a fold whose
+/// namespace contains `needle`.
+fn rejects(c: &Case, f: usize, needle: &str, mutate: impl Fn(&mut TileWitness)) {
+    let mut ws = c.witnesses.clone();
+    mutate(&mut ws[f]);
+    match run_all(&c.layout, &ws, &c.z0) {
+        Ok(zn) => panic!(
+            "mutation in fold {f} was accepted by every constraint (final check: {:?})",
+            c.layout.check_final(&c.z0, &zn)
+        ),
+        Err((g, path)) => assert!(
+            path.contains(needle),
+            "fold {g} failed at {path}, expected a failure at …{needle}…"
+        ),
+    }
+}
+
+/// Fold index of the first tile of a layer.
+fn fold_of(c: &Case, layer: usize) -> usize {
+    c.witnesses
+        .iter()
+        .position(|w| w.desc.layer == layer)
+        .unwrap()
+}
+
+fn two() -> Case {
+    case(TWO_LAYER, Some(2), 3)
+}
+
+#[test]
+fn weight_after_off_by_one_is_rejected() {
+    let c = two();
+    for layer in [1, 2] {
+        let f = fold_of(&c, layer);
+        rejects(&c, f, "weight_grad", |w| w.w_new[1] += 1);
+    }
+}
+
+#[test]
+fn bias_after_off_by_one_is_rejected() {
+    let c = two();
+    rejects(&c, fold_of(&c, 2), "lr_db", |w| w.b_new[0] -= 1);
+}
+
+#[test]
+fn weight_before_off_by_one_is_rejected() {
+    let c = two();
+    rejects(&c, fold_of(&c, 1), "forward", |w| w.w[0] += 1);
+}
+
+#[test]
+fn flipped_relu_selector_is_rejected_for_positive_and_zero_preactivations() {
+    let c = two();
+    let f = fold_of(&c, 1);
+    let cidx = c.witnesses[f].z.iter().position(|&z| z > 0).unwrap();
+    rejects(&c, f, "relu/sign", |w| w.s[cidx] = !w.s[cidx]);
+    // a zero pre-activation: force Z = 0 with its selector 0, then flip
+    let mut zc = c.witnesses.clone();
+    zc[f].z[cidx] = 0;
+    zc[f].s[cidx] = true;
+    let err = run_all(&c.layout, &zc, &c.z0).unwrap_err();
+    assert!(err.1.contains("relu/sign"), "{err:?}");
+}
+
+#[test]
+fn remainder_of_scale_with_quotient_one_lower_is_rejected() {
+    // r + 10⁹ must stay below 2³⁰ so that only the upper remainder bound can catch
+    // it; floor rounding makes small remainders common enough to find one.
+    let toml = TWO_LAYER.replace("batch_size = 3", "batch_size = 4\nrounding = \"floor\"");
+    let c = case(&toml, Some(2), 5);
+    let s = 1_000_000_000i64;
+    let find = |pick: &dyn Fn(&TileWitness) -> Option<usize>| {
+        c.witnesses
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| !w.desc.is_input)
+            .find_map(|(f, w)| pick(w).map(|i| (f, i)))
+    };
+    let (f, i) = find(&|w| {
+        (0..w.z_r.len()).find(|&i| i % c.layout.rows < w.desc.rows_active && w.z_r[i] + s < 1 << 30)
+    })
+    .expect("a small Z remainder");
+    rejects(&c, f, "z_r/r_lt_d", |w| {
+        w.z[i] -= 1;
+        w.z_r[i] += s;
+    });
+    let (f, i) = find(&|w| {
+        (0..w.da_r.len())
+            .find(|&i| i % c.layout.rows < w.desc.rows_active && w.da_r[i] + s < 1 << 30)
+    })
+    .expect("a small dA remainder");
+    rejects(&c, f, "da_r/r_lt_d", |w| {
+        w.da[i] -= 1;
+        w.da_r[i] += s;
+    });
+    let (f, i) = find(&|w| {
+        (0..w.upd_r.len()).find(|&i| {
+            i / c.layout.n_max < w.desc.rows_active
+                && i % c.layout.n_max < w.desc.n_in
+                && w.upd_r[i] + s * s < 1 << 60
+        })
+    })
+    .expect("a small update remainder");
+    rejects(&c, f, "upd_r/r_lt_d", |w| {
+        w.w_new[i] += 1; // quotient W − W' one lower
+        w.upd_r[i] += s * s;
+    });
+}
+
+#[test]
+fn quotient_out_of_the_declared_range_is_rejected() {
+    let toml = TWO_LAYER.replace("batch_size = 3", "batch_size = 3\nvalue_bits = 40");
+    let c = case(&toml, Some(2), 4);
+    rejects(&c, fold_of(&c, 2), "z/range", |w| w.z[0] += 1 << 40);
+}
+
+#[test]
+fn another_batch_is_rejected() {
+    let c = two();
+    // another target under the same gradient: the loss constraint
+    rejects(&c, fold_of(&c, 2), "loss", |w| w.y[0] += 1);
+    // another input: the forward identity of layer 1 no longer holds with the claims
+    let f0 = c.witnesses.iter().position(|w| w.desc.is_input).unwrap();
+    rejects(&c, f0, "ta_settled", |w| w.z[0] += 1);
+}
+
+#[test]
+fn wrong_incoming_gradient_is_rejected_when_its_layer_settles() {
+    let c = two();
+    // a cell whose ReLU is off: dZ = 0 whatever dA is, so only the input-gradient identity sees it
+    let f = fold_of(&c, 1);
+    let cidx = (0..c.witnesses[f].s.len())
+        .find(|&i| !c.witnesses[f].s[i] && i % c.layout.rows < c.witnesses[f].desc.rows_active)
+        .expect("an inactive unit");
+    rejects(&c, f, "da_settled", |w| w.da[cidx] += 1);
+}
+
+#[test]
+fn wrong_claims_are_rejected() {
+    let c = two();
+    let f = fold_of(&c, 1);
+    rejects(&c, f, "", |w| w.ta_in[0] += zkstep_core::Fr::from(1u64));
+    rejects(&c, f, "", |w| w.ar_in[1] += zkstep_core::Fr::from(1u64));
+}
+
+#[test]
+fn another_learning_rate_is_rejected() {
+    let c = two();
+    let other = case(&TWO_LAYER.replace("lr = 0.1", "lr = 0.2"), Some(2), 3);
+    // the lr-0.1 witness under the lr-0.2 circuit
+    let err = run_all(&other.layout, &c.witnesses, &c.z0).unwrap_err();
+    assert!(
+        err.1.contains("weight_grad") || err.1.contains("lr_db"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn swapped_folds_fail_the_schedule_or_the_constraints() {
+    let c = two();
+    let mut ws = c.witnesses.clone();
+    let (a, b) = (fold_of(&c, 2), fold_of(&c, 1));
+    ws.swap(a, b);
+    if let Ok(zn) = run_all(&c.layout, &ws, &c.z0) {
+        assert!(c.layout.check_final(&c.z0, &zn).is_err());
+    }
+}
+
+#[test]
+fn final_state_checks_reject_wrong_statements() {
+    let c = two();
+    let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap();
+    use zkstep_circuits::layout::state;
+    let mut z0 = c.z0.clone();
+    z0[state::C_AFTER] += zkstep_core::Fr::from(1u64);
+    let mut zn2 = zn.clone();
+    zn2[state::C_AFTER] = z0[state::C_AFTER];
+    assert_eq!(
+        c.layout.check_final(&z0, &zn2),
+        Err(FinalStateError::CAfter)
+    );
+    let mut zn3 = zn.clone();
+    zn3[state::T] += zkstep_core::Fr::from(1u64);
+    assert_eq!(
+        c.layout.check_final(&c.z0, &zn3),
+        Err(FinalStateError::Challenge)
+    );
+    let mut zn4 = zn.clone();
+    zn4[state::SCHED] += zkstep_core::Fr::from(1u64);
+    assert_eq!(
+        c.layout.check_final(&c.z0, &zn4),
+        Err(FinalStateError::Schedule)
+    );
+}
+
+#[test]
+fn wrong_salt_is_rejected_at_the_last_fold() {
+    let c = two();
+    let last = c.witnesses.len() - 1;
+    rejects(&c, last, "c_batch_opened", |w| {
+        w.salt += zkstep_core::Fr::from(1u64)
+    });
+}

@@ -1,0 +1,149 @@
+//! Linear expressions with values (`Expr`, nova's `Num`), allocation,
+//! products, equalities and selects: the vocabulary of every other gadget.
+//! Linear operations are free in R1CS; each product or equality is one
+//! constraint.
+
+use crate::Result;
+use ff::Field;
+use nova_snark::frontend::gadgets::poseidon::Elt;
+use nova_snark::frontend::num::{AllocatedNum, Num};
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
+
+/// The circuit field.
+pub type Fr = zkstep_core::Fr;
+
+/// A linear combination of variables together with its value (if known).
+pub type Expr = Num<Fr>;
+
+/// The constant `c`.
+pub fn cst<CS: ConstraintSystem<Fr>>(c: Fr) -> Expr {
+    Elt::num_from_fr::<CS>(c).num()
+}
+
+/// The constant zero.
+pub fn zero() -> Expr {
+    Num::zero()
+}
+
+/// A variable as an expression.
+pub fn var(a: &AllocatedNum<Fr>) -> Expr {
+    Num::from(a.clone())
+}
+
+/// `a + b`.
+pub fn add(a: &Expr, b: &Expr) -> Expr {
+    a.clone().add(b)
+}
+
+/// `a − b`.
+pub fn sub(a: &Expr, b: &Expr) -> Expr {
+    a.clone().add(&b.clone().scale(-Fr::ONE))
+}
+
+/// `c·a`.
+pub fn scale(a: &Expr, c: Fr) -> Expr {
+    a.clone().scale(c)
+}
+
+/// `Σ cᵢ·aᵢ`.
+pub fn lin(terms: &[(Fr, &Expr)]) -> Expr {
+    terms
+        .iter()
+        .fold(zero(), |acc, (c, e)| acc.add(&(*e).clone().scale(*c)))
+}
+
+/// Allocate a private variable with a value given by the witness (if any).
+pub fn alloc<CS: ConstraintSystem<Fr>>(mut cs: CS, value: Option<Fr>) -> Result<AllocatedNum<Fr>> {
+    AllocatedNum::alloc(cs.namespace(|| "v"), || {
+        value.ok_or(SynthesisError::AssignmentMissing)
+    })
+}
+
+/// Allocate a variable equal to `e` (one constraint).
+pub fn materialise<CS: ConstraintSystem<Fr>>(mut cs: CS, e: &Expr) -> Result<AllocatedNum<Fr>> {
+    let v = alloc(cs.namespace(|| "alloc"), e.get_value())?;
+    cs.enforce(
+        || "eq",
+        |_| e.lc(Fr::ONE),
+        |lc| lc + CS::one(),
+        |lc| lc + v.get_variable(),
+    );
+    Ok(v)
+}
+
+/// `a·b` as a new variable (one constraint).
+pub fn mul<CS: ConstraintSystem<Fr>>(mut cs: CS, a: &Expr, b: &Expr) -> Result<AllocatedNum<Fr>> {
+    let value = a.get_value().zip(b.get_value()).map(|(x, y)| x * y);
+    let p = alloc(cs.namespace(|| "prod"), value)?;
+    cs.enforce(
+        || "mul",
+        |_| a.lc(Fr::ONE),
+        |_| b.lc(Fr::ONE),
+        |lc| lc + p.get_variable(),
+    );
+    Ok(p)
+}
+
+/// Enforce `a·b = c` (one constraint).
+pub fn enforce_mul<CS: ConstraintSystem<Fr>>(mut cs: CS, a: &Expr, b: &Expr, c: &Expr) {
+    cs.enforce(
+        || "a*b=c",
+        |_| a.lc(Fr::ONE),
+        |_| b.lc(Fr::ONE),
+        |_| c.lc(Fr::ONE),
+    );
+}
+
+/// Enforce `a = b` (one constraint).
+pub fn enforce_eq<CS: ConstraintSystem<Fr>>(mut cs: CS, a: &Expr, b: &Expr) {
+    cs.enforce(
+        || "a=b",
+        |_| a.lc(Fr::ONE),
+        |lc| lc + CS::one(),
+        |_| b.lc(Fr::ONE),
+    );
+}
+
+/// Enforce `cond·(a − b) = 0`: `a = b` whenever the boolean `cond` is 1 (one constraint).
+pub fn enforce_eq_if<CS: ConstraintSystem<Fr>>(mut cs: CS, cond: &Expr, a: &Expr, b: &Expr) {
+    let d = sub(a, b);
+    cs.enforce(
+        || "cond*(a-b)=0",
+        |_| cond.lc(Fr::ONE),
+        |_| d.lc(Fr::ONE),
+        |lc| lc,
+    );
+}
+
+/// Enforce that `b` is 0 or 1 (one constraint).
+pub fn enforce_bool<CS: ConstraintSystem<Fr>>(mut cs: CS, b: &Expr) {
+    cs.enforce(
+        || "b*(1-b)=0",
+        |_| b.lc(Fr::ONE),
+        |lc| lc + CS::one() - &b.lc(Fr::ONE),
+        |lc| lc,
+    );
+}
+
+/// `cond ? a : b` for a boolean `cond` (one constraint).
+pub fn select<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    cond: &Expr,
+    a: &Expr,
+    b: &Expr,
+) -> Result<AllocatedNum<Fr>> {
+    let value = match (cond.get_value(), a.get_value(), b.get_value()) {
+        (Some(c), Some(x), Some(y)) => Some(if c == Fr::ONE { x } else { y }),
+        _ => None,
+    };
+    let out = alloc(cs.namespace(|| "sel"), value)?;
+    // out − b = cond·(a − b)
+    let d = sub(a, b);
+    cs.enforce(
+        || "select",
+        |_| cond.lc(Fr::ONE),
+        |_| d.lc(Fr::ONE),
+        |lc| lc + out.get_variable() - &b.lc(Fr::ONE),
+    );
+    Ok(out)
+}

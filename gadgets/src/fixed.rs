@@ -1,0 +1,215 @@
+//! Fixed-point gadgets: rescale and the sign-pinned ReLU.
+//!
+//! `rescale`: `z + off = q·d + r` with BOTH `r ≥ 0` and `d − 1 − r ≥ 0`
+//! (two range checks of ⌈log₂ d⌉ bits: one check alone would admit
+//! `r ∈ [d, 2^⌈log₂ d⌉)` and let q move by one) and q range-checked by the
+//! caller (or, as in the fused SGD update, q the difference of two
+//! range-checked values). Native twin: `zkstep_core::fixed::rescale`.
+//!
+//! `relu`: `a = s·z`, `s ∈ {0,1}`, and `y = s·(z − 1) + (1 − s)·(−z) ≥ 0`
+//! range-checked, which pins `s = 1 ⇔ z ≥ 1` and `s = 0 ⇔ z ≤ 0` (also at
+//! z = 0). The seed's three constraints (`y(1−s)=0, (x−y)s=0, y≥0`) accept
+//! s = 0, y = 0 for a positive x; this gadget does not. Native twin: the
+//! executor's `s = [Z ≥ 1]`, `A = max(Z, 0)`.
+
+use crate::expr::{add, alloc, cst, enforce_bool, enforce_eq, mul, scale, sub, var, Expr, Fr};
+use crate::range::{bit_len, range_bits, signed_range};
+use crate::Result;
+use ff::{Field, PrimeField};
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::ConstraintSystem;
+
+/// Enforce `z + off = q·d + r`, `0 ≤ r < d`, for a quotient expression `q`
+/// checked elsewhere; allocates and returns r.
+pub fn rescale_with_q<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    z: &Expr,
+    d: u128,
+    off: u128,
+    q: &Expr,
+    r_val: Option<Fr>,
+) -> Result<AllocatedNum<Fr>> {
+    let r = alloc(cs.namespace(|| "r"), r_val)?;
+    let lhs = add(z, &cst::<CS>(Fr::from_u128(off)));
+    let rhs = add(&scale(q, Fr::from_u128(d)), &var(&r));
+    enforce_eq(cs.namespace(|| "div"), &lhs, &rhs);
+    let nb = bit_len(d - 1);
+    range_bits(cs.namespace(|| "r_ge_0"), &var(&r), nb)?;
+    let upper = sub(&cst::<CS>(Fr::from_u128(d - 1)), &var(&r));
+    range_bits(cs.namespace(|| "r_lt_d"), &upper, nb)?;
+    Ok(r)
+}
+
+/// Rescale with an allocated quotient, range-checked to `q_bits` signed bits.
+/// Returns `(q, r)`.
+pub fn rescale<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    z: &Expr,
+    d: u128,
+    off: u128,
+    q_val: Option<Fr>,
+    r_val: Option<Fr>,
+    q_bits: u32,
+) -> Result<(AllocatedNum<Fr>, AllocatedNum<Fr>)> {
+    let q = alloc(cs.namespace(|| "q"), q_val)?;
+    signed_range(cs.namespace(|| "q_range"), &var(&q), q_bits)?;
+    let r = rescale_with_q(cs.namespace(|| "rescale"), z, d, off, &var(&q), r_val)?;
+    Ok((q, r))
+}
+
+/// Sign-pinned ReLU of `z` (a value already range-checked to `bits` signed bits).
+/// Returns `(s, a)` with `a = s·z`.
+pub fn relu<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    z: &Expr,
+    s_val: Option<bool>,
+    bits: u32,
+) -> Result<(AllocatedNum<Fr>, AllocatedNum<Fr>)> {
+    let s = alloc(
+        cs.namespace(|| "s"),
+        s_val.map(|b| if b { Fr::ONE } else { Fr::ZERO }),
+    )?;
+    enforce_bool(cs.namespace(|| "s_bool"), &var(&s));
+    let a = mul(cs.namespace(|| "a=s*z"), &var(&s), z)?;
+    // y = s·(2z − 1) − z  (= z − 1 if s = 1, −z if s = 0) must be ≥ 0.
+    let two_z_minus_1 = sub(&scale(z, Fr::from(2u64)), &cst::<CS>(Fr::ONE));
+    let t = mul(cs.namespace(|| "s*(2z-1)"), &var(&s), &two_z_minus_1)?;
+    let y = sub(&var(&t), z);
+    range_bits(cs.namespace(|| "sign"), &y, bits)?;
+    Ok((s, a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nova_snark::frontend::test_cs::TestConstraintSystem;
+    use zkstep_core::fixed::{rescale as native_rescale, Rounding, SCALE_I128, SCALE_SQ};
+    use zkstep_core::poseidon::fr_from_i128;
+
+    fn f(v: i128) -> Fr {
+        fr_from_i128(v)
+    }
+
+    /// Run the rescale gadget on z with explicit (q, r); report satisfaction and the failing namespace.
+    fn run_rescale(z: i128, d: i128, q: i128, r: i128) -> (bool, Option<String>) {
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let za = alloc(cs.namespace(|| "z"), Some(f(z))).unwrap();
+        rescale(
+            cs.namespace(|| "l1")
+                .namespace(|| "fwd")
+                .namespace(|| "rescale"),
+            &var(&za),
+            d as u128,
+            (d / 2) as u128,
+            Some(f(q)),
+            Some(f(r)),
+            64,
+        )
+        .unwrap();
+        (
+            cs.is_satisfied(),
+            cs.which_is_unsatisfied().map(String::from),
+        )
+    }
+
+    #[test]
+    fn rescale_agrees_with_native() {
+        for d in [SCALE_I128, SCALE_SQ] {
+            for z in [
+                0i128,
+                1,
+                -1,
+                d / 2,
+                -d / 2,
+                d / 2 - 1,
+                12_345_678_901_234,
+                -98_765_432_109_876_543,
+                7 * d + 3,
+            ] {
+                let n = native_rescale(z, d, Rounding::HalfUp).unwrap();
+                assert!(run_rescale(z, d, n.q, n.r).0, "z {z} d {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn rescale_rejects_remainder_of_d_with_quotient_one_lower() {
+        let d = SCALE_I128;
+        let z = 5 * d + 17 - d / 2; // remainder 17
+        let n = native_rescale(z, d, Rounding::HalfUp).unwrap();
+        let (ok, which) = run_rescale(z, d, n.q - 1, n.r + d);
+        assert!(!ok);
+        assert!(
+            which.unwrap().contains("r_lt_d"),
+            "the upper remainder check must be the one that fails"
+        );
+        // r in [10^9, 2^30) is exactly what a one-sided 30-bit check would have let through
+        assert!(n.r + d < (1 << 30));
+    }
+
+    #[test]
+    fn rescale_rejects_negative_remainder_and_wrong_quotient() {
+        let d = SCALE_I128;
+        let n = native_rescale(3 * d + 1, d, Rounding::HalfUp).unwrap();
+        let (ok, which) = run_rescale(3 * d + 1, d, n.q + 1, n.r - d);
+        assert!(!ok && which.unwrap().contains("r_ge_0"));
+        let (ok, which) = run_rescale(3 * d + 1, d, n.q + 1, n.r);
+        assert!(!ok && which.unwrap().contains("div"));
+    }
+
+    #[test]
+    fn rescale_rejects_quotient_out_of_range() {
+        // a quotient ≥ 2^63 with a matching remainder: only the quotient check can catch it
+        let d = SCALE_I128;
+        let q = 1i128 << 63;
+        let z = q * d - d / 2; // z + d/2 = q·d + 0
+        let (ok, which) = run_rescale(z, d, q, 0);
+        assert!(
+            !ok && which.as_deref().unwrap_or("").contains("q_range"),
+            "{which:?}"
+        );
+    }
+
+    fn run_relu(z: i128, s: bool) -> (bool, Option<String>, Option<Fr>) {
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let za = alloc(cs.namespace(|| "z"), Some(f(z))).unwrap();
+        let (_, a) = relu(
+            cs.namespace(|| "l2")
+                .namespace(|| "fwd")
+                .namespace(|| "relu")
+                .namespace(|| "17"),
+            &var(&za),
+            Some(s),
+            64,
+        )
+        .unwrap();
+        (
+            cs.is_satisfied(),
+            cs.which_is_unsatisfied().map(String::from),
+            a.get_value(),
+        )
+    }
+
+    #[test]
+    fn relu_agrees_with_native_and_pins_the_selector() {
+        for z in [-(1i128 << 62), -5, -1, 0, 1, 2, 1 << 62] {
+            let s = z >= 1;
+            let (ok, _, a) = run_relu(z, s);
+            assert!(ok, "z {z}");
+            assert_eq!(a, Some(f(z.max(0))));
+            // the flipped selector is rejected, for positive, zero and negative z
+            let (ok, which, _) = run_relu(z, !s);
+            assert!(!ok, "flipped selector accepted at z = {z}");
+            assert!(which.unwrap().starts_with("l2/fwd/relu/17/sign"));
+        }
+    }
+
+    #[test]
+    fn seed_relu_form_is_unsound_and_ours_is_not() {
+        // The seed's constraints y(1−s)=0, (x−y)s=0, y≥0 accept x = 5, s = 0, y = 0:
+        let (x, s, y) = (5i128, 0i128, 0i128);
+        assert!(y * (1 - s) == 0 && (x - y) * s == 0 && y >= 0);
+        // ours rejects the same assignment
+        assert!(!run_relu(5, false).0);
+    }
+}

@@ -1,0 +1,196 @@
+//! Poseidon in the circuit: `h24` (one permutation absorbing 24 elements,
+//! the same sponge, IO pattern and constants as `zkstep_core::poseidon::h24`),
+//! packing of range-checked values three to an element (free: a linear
+//! combination), and hash chains over records, optionally skipped by a
+//! boolean so that one fixed circuit shape serves padded rows and columns.
+//! Native twins: `zkstep_core::{poseidon::h24, commit::{pack_values, chain_absorb}}`.
+
+use crate::expr::{add, cst, materialise, scale, select, var, zero, Expr, Fr};
+use crate::range::pow2;
+use crate::Result;
+use generic_array::typenum::U24;
+use nova_snark::frontend::gadgets::poseidon::Simplex;
+use nova_snark::frontend::gadgets::poseidon::{Elt, SpongeAPI, SpongeCircuit, SpongeTrait};
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::ConstraintSystem;
+use zkstep_core::commit::{CHUNK, PACK};
+use zkstep_core::poseidon::{constants, io_pattern, RATE};
+
+/// Poseidon hash of exactly 24 expressions.
+pub fn h24<CS: ConstraintSystem<Fr>>(mut cs: CS, inputs: &[Expr]) -> Result<AllocatedNum<Fr>> {
+    assert_eq!(inputs.len(), RATE, "h24 takes exactly {RATE} inputs");
+    let elts: Vec<Elt<Fr>> = inputs.iter().map(|e| Elt::Num(e.clone())).collect();
+    let mut ns = cs.namespace(|| "poseidon");
+    let out = {
+        let mut sponge = SpongeCircuit::<Fr, U24, _>::new_with_constants(constants(), Simplex);
+        let acc = &mut ns;
+        sponge.start(io_pattern(), None, acc);
+        SpongeAPI::absorb(&mut sponge, RATE as u32, &elts, acc);
+        let o = SpongeAPI::squeeze(&mut sponge, 1, acc);
+        sponge.finish(acc).map_err(|e| {
+            nova_snark::frontend::SynthesisError::Unsatisfiable(format!("sponge: {e:?}"))
+        })?;
+        o
+    };
+    let e = out.into_iter().next().ok_or_else(|| {
+        nova_snark::frontend::SynthesisError::Unsatisfiable("sponge squeezed nothing".into())
+    })?;
+    let mut out_ns = ns.namespace(|| "out");
+    let r = e.ensure_allocated(&mut out_ns);
+    r
+}
+
+/// Pack signed values (each range-checked to 64 bits elsewhere) three to an
+/// element: `Σ (vᵢ + 2⁶³)·2^(64·i)`; missing limbs are 0.
+pub fn pack<CS: ConstraintSystem<Fr>>(values: &[Expr]) -> Vec<Expr> {
+    values
+        .chunks(PACK)
+        .map(|c| {
+            let mut acc = zero();
+            for (i, v) in c.iter().enumerate() {
+                let limb = add(v, &cst::<CS>(pow2(63)));
+                acc = add(&acc, &scale(&limb, pow2(64 * i as u32)));
+            }
+            acc
+        })
+        .collect()
+}
+
+/// Absorb a record into a chain: chunks of 23 beside the running digest.
+pub fn chain_absorb<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    h: &Expr,
+    record: &[Expr],
+) -> Result<AllocatedNum<Fr>> {
+    let mut cur = h.clone();
+    let mut last = None;
+    for (n, chunk) in record.chunks(CHUNK).enumerate() {
+        let mut input = Vec::with_capacity(RATE);
+        input.push(cur.clone());
+        input.extend(chunk.iter().cloned());
+        input.resize(RATE, zero());
+        let out = h24(cs.namespace(|| format!("chunk{n}")), &input)?;
+        cur = var(&out);
+        last = Some(out);
+    }
+    match last {
+        Some(o) => Ok(o),
+        None => materialise(cs.namespace(|| "empty"), h),
+    }
+}
+
+/// Absorb a record only if the boolean `active` is 1; otherwise keep `h`.
+pub fn chain_absorb_if<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    active: &Expr,
+    h: &Expr,
+    record: &[Expr],
+) -> Result<AllocatedNum<Fr>> {
+    let absorbed = chain_absorb(cs.namespace(|| "absorb"), h, record)?;
+    select(
+        cs.namespace(|| "keep_or_absorb"),
+        active,
+        &var(&absorbed),
+        h,
+    )
+}
+
+/// The chain's first link `H(domain, spec_digest, 0, …)` for a constant spec digest expression.
+pub fn chain_init<CS: ConstraintSystem<Fr>>(
+    cs: CS,
+    domain: u64,
+    spec_digest: &Expr,
+) -> Result<AllocatedNum<Fr>> {
+    let mut input = vec![cst::<CS>(Fr::from(domain)), spec_digest.clone()];
+    input.resize(RATE, zero());
+    h24(cs, &input)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::alloc;
+    use ff::Field;
+    use nova_snark::frontend::test_cs::TestConstraintSystem;
+    use zkstep_core::commit::{
+        chain_absorb as native_absorb, chain_init as native_init, pack_values, DOMAIN_PARAMS,
+    };
+    use zkstep_core::poseidon::{fr_from_i128, h24 as native_h24};
+
+    #[test]
+    fn h24_matches_native_and_costs_what_we_budget() {
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let vals: Vec<Fr> = (0..24).map(|i| Fr::from(i as u64 * 7 + 1)).collect();
+        let ins: Vec<Expr> = vals
+            .iter()
+            .enumerate()
+            .map(|(i, v)| var(&alloc(cs.namespace(|| format!("x{i}")), Some(*v)).unwrap()))
+            .collect();
+        let before = cs.num_constraints();
+        let out = h24(cs.namespace(|| "h"), &ins).unwrap();
+        let cost = cs.num_constraints() - before;
+        assert!(cs.is_satisfied());
+        let arr: [Fr; 24] = vals.try_into().unwrap();
+        assert_eq!(out.get_value(), Some(native_h24(&arr)));
+        assert!(cost < 1000, "h24 costs {cost} constraints");
+    }
+
+    #[test]
+    fn packed_chain_matches_native() {
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let values: Vec<i64> = (0..50)
+            .map(|i| (i as i64 - 25) * 1_000_000_007)
+            .chain([i64::MIN, i64::MAX])
+            .collect();
+        let ins: Vec<Expr> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                var(&alloc(
+                    cs.namespace(|| format!("v{i}")),
+                    Some(fr_from_i128(*v as i128)),
+                )
+                .unwrap())
+            })
+            .collect();
+        let spec = Fr::from(99u64);
+        let h0 = chain_init(
+            cs.namespace(|| "init"),
+            DOMAIN_PARAMS,
+            &cst::<TestConstraintSystem<Fr>>(spec),
+        )
+        .unwrap();
+        let h1 = chain_absorb(
+            cs.namespace(|| "rec"),
+            &var(&h0),
+            &pack::<TestConstraintSystem<Fr>>(&ins),
+        )
+        .unwrap();
+        assert!(cs.is_satisfied());
+        let native = native_absorb(native_init(DOMAIN_PARAMS, spec), &pack_values(&values));
+        assert_eq!(h1.get_value(), Some(native));
+    }
+
+    #[test]
+    fn conditional_absorb_skips_or_absorbs() {
+        for active in [false, true] {
+            let mut cs = TestConstraintSystem::<Fr>::new();
+            let a = alloc(
+                cs.namespace(|| "act"),
+                Some(if active { Fr::ONE } else { Fr::ZERO }),
+            )
+            .unwrap();
+            let h = alloc(cs.namespace(|| "h"), Some(Fr::from(5u64))).unwrap();
+            let x = alloc(cs.namespace(|| "x"), Some(Fr::from(6u64))).unwrap();
+            let out =
+                chain_absorb_if(cs.namespace(|| "c"), &var(&a), &var(&h), &[var(&x)]).unwrap();
+            assert!(cs.is_satisfied());
+            let expect = if active {
+                native_absorb(Fr::from(5u64), &[Fr::from(6u64)])
+            } else {
+                Fr::from(5u64)
+            };
+            assert_eq!(out.get_value(), Some(expect));
+        }
+    }
+}
