@@ -15,6 +15,7 @@
 pub mod circuit;
 pub mod engine;
 pub mod error;
+pub mod files;
 pub mod layout;
 pub mod witness;
 

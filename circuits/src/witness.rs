@@ -83,8 +83,10 @@ impl TileWitness {
         v.extend_from_slice(&self.da);
         v.extend_from_slice(&self.da_r);
         if momentum {
-            v.extend_from_slice(&self.dw_q);
-            v.extend_from_slice(&self.dw_r);
+            for (q, r) in self.dw_q.iter().zip(&self.dw_r) {
+                v.push(*q);
+                v.push(*r);
+            }
         } else {
             v.extend_from_slice(&self.upd_r);
         }

@@ -11,3 +11,73 @@ fn two_layer_sgd_trace_satisfies_every_fold() {
         .unwrap_or_else(|(f, e)| panic!("fold {f} ({:?}) unsatisfied at {e}", c.witnesses[f].desc));
     c.layout.check_final(&c.z0, &zn).unwrap();
 }
+
+use proptest::prelude::*;
+
+fn arb_spec() -> impl Strategy<Value = (String, usize, u64)> {
+    (
+        1usize..=3,
+        1usize..=3,
+        prop::collection::vec(1usize..=5, 4),
+        prop::collection::vec(any::<bool>(), 3),
+        any::<bool>(),
+        1usize..=3,
+        any::<u64>(),
+        any::<bool>(),
+    )
+        .prop_map(|(nl, b, widths, relu, momentum, rows, seed, floor)| {
+            let mut t = format!("batch_size = {b}\n");
+            if floor {
+                t += "rounding = \"floor\"\n";
+            }
+            t += if momentum {
+                "[optimizer]\nkind = \"momentum\"\nlr = 0.05\nmu = 0.9\n"
+            } else {
+                "[optimizer]\nlr = 0.1\n"
+            };
+            for l in 0..nl {
+                let act = if relu[l] { "relu" } else { "identity" };
+                t += &format!(
+                    "[[layers]]\ninputs = {}\noutputs = {}\nactivation = \"{act}\"\n",
+                    widths[l],
+                    widths[l + 1]
+                );
+            }
+            (t, rows, seed)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn random_specs_satisfy_every_fold((toml, rows, seed) in arb_spec()) {
+        let c = case(&toml, Some(rows), seed);
+        let zn = run_all(&c.layout, &c.witnesses, &c.z0).map_err(|(f, e)| TestCaseError::fail(format!("{toml}\nfold {f} ({:?}) unsatisfied at {e}", c.witnesses[f].desc)))?;
+        prop_assert_eq!(c.layout.check_final(&c.z0, &zn), Ok(()));
+    }
+}
+
+#[test]
+fn momentum_with_several_tiles_per_layer() {
+    let toml = "batch_size = 2\n[optimizer]\nkind = \"momentum\"\nlr = 0.05\nmu = 0.9\n[[layers]]\ninputs = 5\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 3\nactivation = \"relu\"\n[[layers]]\ninputs = 3\noutputs = 2\n";
+    let spec = zkstep_core::ModelSpec::from_toml_str(toml).unwrap();
+    let mut before = zkstep_core::Checkpoint::init(&spec, 9);
+    // non-zero velocities so μ·v is exercised
+    for lp in before.layers.iter_mut() {
+        if let Some(vw) = lp.vw.as_mut() {
+            for (n, v) in vw.data.iter_mut().enumerate() {
+                *v = (n as i64 % 7 - 3) * 12_345_678;
+            }
+        }
+        if let Some(vb) = lp.vb.as_mut() {
+            vb.iter_mut()
+                .enumerate()
+                .for_each(|(j, v)| *v = j as i64 * 1_000_001);
+        }
+    }
+    let c0 = case(toml, Some(1), 9);
+    let c = case_from(spec, before, c0.batch.clone(), Some(1));
+    let zn = run_all(&c.layout, &c.witnesses, &c.z0)
+        .unwrap_or_else(|(f, e)| panic!("fold {f} unsatisfied at {e}"));
+    c.layout.check_final(&c.z0, &zn).unwrap();
+}

@@ -22,6 +22,12 @@ pub enum ProverError {
     /// Refusing to overwrite something of the user's.
     #[error("{}: already exists; refusing to overwrite it (pass --force to replace it)", .0.display())]
     Exists(std::path::PathBuf),
+    /// The circuit layout or witness could not be built.
+    #[error(transparent)]
+    Circuit(#[from] zkstep_circuits::CircuitError),
+    /// Nova failed (keygen, folding, compression).
+    #[error("nova: {0}")]
+    Nova(String),
     /// A malformed run manifest or other input.
     #[error("{0}")]
     Invalid(String),

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod ivc;
 pub mod run;
 
 pub use error::{ProverError, Result};

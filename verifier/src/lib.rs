@@ -1,5 +1,150 @@
-//! zkstep-verifier: proof and verifying-key formats and `verify`, with an
-//! error type that separates malformed input from a rejected proof.
+//! zkstep-verifier: read verifying keys and proofs, and `verify`.
 //!
-//! It depends on `zkstep-core` and `zkstep-circuits` only, never on the prover
-//! or on GPU code. Verification arrives with the proving-core issue.
+//! Depends on `zkstep-core` and `zkstep-circuits` only — never on the prover
+//! or on GPU code (CI asserts this with `cargo tree`). [`VerifyError`]
+//! separates malformed input (a file that is not what it claims) from a
+//! rejected proof (a well-formed proof of something false, or of another
+//! statement).
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+use std::time::{Duration, Instant};
+use zkstep_circuits::engine::VerifierKey;
+pub use zkstep_circuits::files::Statement;
+use zkstep_circuits::files::{
+    self, FileKind, Header, ParamsKind, ProofPayload, VerifyingKeyPayload,
+};
+use zkstep_circuits::Layout;
+use zkstep_core::poseidon::fr_to_hex;
+use zkstep_core::ModelSpec;
+
+/// Why verification did not accept.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// The input is not a well-formed verifying key or proof.
+    #[error("malformed input: {0}")]
+    Malformed(String),
+    /// The proof is well formed but does not prove the statement.
+    #[error("proof rejected: {0}")]
+    Rejected(String),
+}
+
+/// A verifying key with the layout it was made for.
+pub struct VerifyingKey {
+    /// Layout (spec, tiling, schedule) rebuilt from the key file.
+    pub layout: Layout,
+    /// Nova's verifier key.
+    pub vk: VerifierKey,
+    /// How the commitment key was made.
+    pub params: ParamsKind,
+}
+
+/// A proof read from a file.
+pub struct Proof {
+    /// Envelope header.
+    pub header: Header,
+    /// Payload.
+    pub payload: ProofPayload,
+}
+
+impl Proof {
+    /// The statement this proof claims.
+    pub fn statement(&self) -> Statement {
+        self.payload.statement
+    }
+}
+
+/// Parse a verifying key file's bytes.
+pub fn read_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
+    let (h, p): (Header, VerifyingKeyPayload) = files::decode(bytes, FileKind::VerifyingKey)
+        .map_err(|e| VerifyError::Malformed(e.to_string()))?;
+    let spec = ModelSpec::from_toml_str(&p.spec_toml)
+        .map_err(|e| VerifyError::Malformed(format!("embedded spec: {e}")))?;
+    if spec.digest() != h.spec_digest {
+        return Err(VerifyError::Malformed(
+            "the embedded spec does not match the header's spec digest".into(),
+        ));
+    }
+    if p.rows == 0 || p.rows > 1 << 20 {
+        return Err(VerifyError::Malformed(format!(
+            "rows per tile {} out of range",
+            p.rows
+        )));
+    }
+    let layout = Layout::new(&spec, Some(p.rows as usize), usize::MAX)
+        .map_err(|e| VerifyError::Malformed(e.to_string()))?;
+    Ok(VerifyingKey {
+        layout,
+        vk: p.vk,
+        params: h.params,
+    })
+}
+
+/// Parse a proof file's bytes.
+pub fn read_proof(bytes: &[u8]) -> Result<Proof, VerifyError> {
+    let (header, payload): (Header, ProofPayload) =
+        files::decode(bytes, FileKind::Proof).map_err(|e| VerifyError::Malformed(e.to_string()))?;
+    Ok(Proof { header, payload })
+}
+
+/// Verify a proof against a key; if `expected` is given, the proof's statement
+/// must be exactly it. Returns the verified statement and the time taken.
+pub fn verify(
+    vk: &VerifyingKey,
+    proof: &Proof,
+    expected: Option<&Statement>,
+) -> Result<(Statement, Duration), VerifyError> {
+    let t = Instant::now();
+    let lay = &vk.layout;
+    let st = proof.payload.statement;
+    if proof.header.spec_digest != lay.spec_digest || st.spec_digest != lay.spec_digest {
+        return Err(VerifyError::Rejected(format!(
+            "the proof is for spec {}, the verifying key for spec {}",
+            fr_to_hex(&st.spec_digest),
+            fr_to_hex(&lay.spec_digest)
+        )));
+    }
+    if let Some(e) = expected {
+        for (name, got, want) in [
+            ("c_before", st.c_before, e.c_before),
+            ("c_after", st.c_after, e.c_after),
+            ("c_batch", st.c_batch, e.c_batch),
+            ("spec_digest", st.spec_digest, e.spec_digest),
+        ] {
+            if got != want {
+                return Err(VerifyError::Rejected(format!(
+                    "the proof's {name} is {}, expected {}",
+                    fr_to_hex(&got),
+                    fr_to_hex(&want)
+                )));
+            }
+        }
+        if st.step != e.step {
+            return Err(VerifyError::Rejected(format!(
+                "the proof is for step {}, expected step {}",
+                st.step, e.step
+            )));
+        }
+    }
+    if proof.payload.num_folds != lay.num_folds() as u64 {
+        return Err(VerifyError::Rejected(format!(
+            "the proof has {} folds, this spec's schedule has {}",
+            proof.payload.num_folds,
+            lay.num_folds()
+        )));
+    }
+    let z0 = lay.initial_state(
+        st.c_before,
+        st.c_after,
+        st.c_batch,
+        st.step,
+        proof.payload.rho,
+    );
+    let zn = proof
+        .payload
+        .snark
+        .verify(&vk.vk, lay.num_folds(), &z0)
+        .map_err(|e| VerifyError::Rejected(format!("the compressed proof does not verify: {e}")))?;
+    lay.check_final(&z0, &zn)
+        .map_err(|e| VerifyError::Rejected(e.to_string()))?;
+    Ok((st, t.elapsed()))
+}

@@ -1,0 +1,324 @@
+//! Proof and key files: a versioned envelope around postcard-encoded payloads.
+//!
+//! Layout: `ZKSTEP\0` magic (7 bytes), kind (1 byte: 1 verifying key, 2 proof,
+//! 3 proving key), format version (u32 LE), spec digest (32 bytes), params kind
+//! (1 byte: 0 dev, 1 ceremony), payload length (u64 LE), SHA3-256 of the
+//! payload (32 bytes), payload. Every field is checked on read, with an error
+//! that says which, before any payload byte is decoded. The format lives here
+//! (not in the verifier) because the prover writes what the verifier reads and
+//! the two crates never depend on each other.
+//!
+//! Why postcard: maintained, serde-based (nova-snark's types derive serde),
+//! compact, no schema to keep in sync; bincode 3.0.0 is an empty crate and
+//! bincode 2 is unmaintained.
+
+use crate::engine::{CompressedSnark, ProverKey, PublicParams, VerifierKey};
+use serde::{Deserialize, Serialize};
+use sha3::{Digest, Sha3_256};
+use zkstep_core::poseidon::{fr_from_digest_bytes, Fr};
+
+/// Magic bytes.
+pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
+/// Envelope format version.
+pub const FILE_VERSION: u32 = 1;
+const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
+/// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
+pub const MAX_PAYLOAD: u64 = 1 << 32;
+
+/// What a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// Verifying key.
+    VerifyingKey = 1,
+    /// Proof.
+    Proof = 2,
+    /// Proving key (public parameters + compression key).
+    ProvingKey = 3,
+}
+
+impl FileKind {
+    fn name(self) -> &'static str {
+        match self {
+            FileKind::VerifyingKey => "verifying key",
+            FileKind::Proof => "proof",
+            FileKind::ProvingKey => "proving key",
+        }
+    }
+}
+
+/// How the commitment key was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ParamsKind {
+    /// A fresh random τ generated at keygen: sound for whoever ran keygen
+    /// (e.g. the model owner who hands the proving key to the trainer), not
+    /// for third parties.
+    Dev = 0,
+    /// Powers of τ from a public ceremony (`ppot_pruned_NN.ptau`): publicly verifiable.
+    Ceremony = 1,
+}
+
+impl ParamsKind {
+    /// How to say it to a user.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ParamsKind::Dev => "dev (fresh random tau from keygen: sound only for the party that ran keygen; not for public verification)",
+            ParamsKind::Ceremony => "ceremony (powers of tau from a public ceremony)",
+        }
+    }
+}
+
+/// Malformed file errors (what was wrong, never a panic).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FileError {
+    /// Too short to hold the header, or shorter than its declared payload.
+    #[error("truncated: {0}")]
+    Truncated(String),
+    /// Not a zkstep file.
+    #[error("not a zkstep file (bad magic bytes)")]
+    Magic,
+    /// A zkstep file of another kind.
+    #[error("is a zkstep {got}, expected a {want}")]
+    Kind {
+        /// Found.
+        got: String,
+        /// Wanted.
+        want: String,
+    },
+    /// Another format version.
+    #[error("unsupported format version {0} (this zkstep reads version {FILE_VERSION})")]
+    Version(u32),
+    /// Checksum mismatch (corrupted file).
+    #[error("corrupted: the payload checksum does not match")]
+    Checksum,
+    /// The payload does not decode.
+    #[error("payload does not decode: {0}")]
+    Decode(String),
+    /// Unknown params kind byte.
+    #[error("unknown params kind {0}")]
+    ParamsKind(u8),
+}
+
+/// Envelope header fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// What the file holds.
+    pub kind: FileKind,
+    /// Spec digest it was made for.
+    pub spec_digest: Fr,
+    /// How its parameters were made.
+    pub params: ParamsKind,
+}
+
+/// Encode an envelope.
+pub fn encode<T: Serialize>(header: Header, payload: &T) -> Result<Vec<u8>, FileError> {
+    let body = postcard::to_stdvec(payload)
+        .map_err(|e| FileError::Decode(format!("cannot encode: {e}")))?;
+    let mut out = Vec::with_capacity(HEADER + body.len());
+    out.extend_from_slice(MAGIC);
+    out.push(header.kind as u8);
+    out.extend_from_slice(&FILE_VERSION.to_le_bytes());
+    out.extend_from_slice(ff::PrimeField::to_repr(&header.spec_digest).as_ref());
+    out.push(header.params as u8);
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&Sha3_256::digest(&body));
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Decode and check an envelope header and checksum; returns the header and payload bytes.
+pub fn open(bytes: &[u8], want: FileKind) -> Result<(Header, &[u8]), FileError> {
+    if bytes.len() < 8 {
+        return Err(if bytes.len() >= MAGIC.len() && &bytes[..7] != MAGIC {
+            FileError::Magic
+        } else {
+            FileError::Truncated(format!("{} bytes, a header needs {HEADER}", bytes.len()))
+        });
+    }
+    if &bytes[..7] != MAGIC {
+        return Err(FileError::Magic);
+    }
+    let kind = match bytes[7] {
+        1 => FileKind::VerifyingKey,
+        2 => FileKind::Proof,
+        3 => FileKind::ProvingKey,
+        k => {
+            return Err(FileError::Kind {
+                got: format!("file of unknown kind {k}"),
+                want: want.name().into(),
+            })
+        }
+    };
+    if kind != want {
+        return Err(FileError::Kind {
+            got: kind.name().into(),
+            want: want.name().into(),
+        });
+    }
+    if bytes.len() < HEADER {
+        return Err(FileError::Truncated(format!(
+            "{} bytes, the header needs {HEADER}",
+            bytes.len()
+        )));
+    }
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    if version != FILE_VERSION {
+        return Err(FileError::Version(version));
+    }
+    let mut digest = [0u8; 32];
+    digest.copy_from_slice(&bytes[12..44]);
+    let spec_digest = Option::from(<Fr as ff::PrimeField>::from_repr(digest.into()))
+        .unwrap_or_else(|| fr_from_digest_bytes(&digest));
+    let params = match bytes[44] {
+        0 => ParamsKind::Dev,
+        1 => ParamsKind::Ceremony,
+        p => return Err(FileError::ParamsKind(p)),
+    };
+    let mut len8 = [0u8; 8];
+    len8.copy_from_slice(&bytes[45..53]);
+    let len = u64::from_le_bytes(len8);
+    if len > MAX_PAYLOAD || (bytes.len() - HEADER) as u64 != len {
+        return Err(FileError::Truncated(format!(
+            "the header declares a {len}-byte payload, the file holds {}",
+            bytes.len() - HEADER
+        )));
+    }
+    let body = &bytes[HEADER..];
+    if Sha3_256::digest(body).as_slice() != &bytes[53..85] {
+        return Err(FileError::Checksum);
+    }
+    Ok((
+        Header {
+            kind,
+            spec_digest,
+            params,
+        },
+        body,
+    ))
+}
+
+/// Decode an envelope's payload.
+pub fn decode<T: for<'de> Deserialize<'de>>(
+    bytes: &[u8],
+    want: FileKind,
+) -> Result<(Header, T), FileError> {
+    let (h, body) = open(bytes, want)?;
+    let v = postcard::from_bytes(body).map_err(|e| FileError::Decode(e.to_string()))?;
+    Ok((h, v))
+}
+
+/// The public statement of one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Statement {
+    /// Digest of the model spec.
+    pub spec_digest: Fr,
+    /// Commit(θ_t).
+    pub c_before: Fr,
+    /// Commit(θ_{t+1}).
+    pub c_after: Fr,
+    /// Commit(batch, salt).
+    pub c_batch: Fr,
+    /// Step index t.
+    pub step: u64,
+}
+
+/// A proof file's payload.
+#[derive(Serialize, Deserialize)]
+pub struct ProofPayload {
+    /// What is proven.
+    pub statement: Statement,
+    /// The challenge (must equal the hash of the proof's transcript).
+    pub rho: Fr,
+    /// Number of folds.
+    pub num_folds: u64,
+    /// The compressed zero-knowledge proof.
+    pub snark: CompressedSnark,
+}
+
+/// A verifying key file's payload: the spec and tiling (to rebuild the layout) and Nova's vk.
+#[derive(Serialize, Deserialize)]
+pub struct VerifyingKeyPayload {
+    /// Canonical TOML of the spec.
+    pub spec_toml: String,
+    /// Rows per tile.
+    pub rows: u64,
+    /// Nova's verifier key.
+    pub vk: VerifierKey,
+}
+
+/// A proving key file's payload.
+#[derive(Serialize, Deserialize)]
+pub struct ProvingKeyPayload {
+    /// Canonical TOML of the spec.
+    pub spec_toml: String,
+    /// Rows per tile.
+    pub rows: u64,
+    /// Nova's public parameters.
+    pub pp: PublicParams,
+    /// Compression prover key.
+    pub pk: ProverKey,
+}
+
+/// Borrowed twin of [`ProvingKeyPayload`] for writing (same encoding).
+#[derive(Serialize)]
+pub struct ProvingKeyRef<'a> {
+    /// Canonical TOML of the spec.
+    pub spec_toml: &'a str,
+    /// Rows per tile.
+    pub rows: u64,
+    /// Nova's public parameters.
+    pub pp: &'a PublicParams,
+    /// Compression prover key.
+    pub pk: &'a ProverKey,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_round_trip_and_every_header_error() {
+        let h = Header {
+            kind: FileKind::Proof,
+            spec_digest: Fr::from(7u64),
+            params: ParamsKind::Dev,
+        };
+        let bytes = encode(h, &vec![1u32, 2, 3]).unwrap();
+        let (h2, v): (Header, Vec<u32>) = decode(&bytes, FileKind::Proof).unwrap();
+        assert_eq!((h2, v), (h, vec![1, 2, 3]));
+        assert!(matches!(
+            decode::<Vec<u32>>(&bytes, FileKind::VerifyingKey),
+            Err(FileError::Kind { .. })
+        ));
+        assert_eq!(
+            decode::<Vec<u32>>(b"PK\x03\x04junk", FileKind::Proof).err(),
+            Some(FileError::Magic)
+        );
+        for cut in [0, 5, 8, 40, bytes.len() - 1] {
+            assert!(
+                matches!(
+                    decode::<Vec<u32>>(&bytes[..cut], FileKind::Proof),
+                    Err(FileError::Truncated(_))
+                ),
+                "cut {cut}"
+            );
+        }
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert_eq!(
+            decode::<Vec<u32>>(&flipped, FileKind::Proof).err(),
+            Some(FileError::Checksum)
+        );
+        let mut v2 = bytes.clone();
+        v2[8] = 9;
+        assert_eq!(
+            decode::<Vec<u32>>(&v2, FileKind::Proof).err(),
+            Some(FileError::Version(9))
+        );
+        let mut huge = bytes.clone();
+        huge[45..53].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            decode::<Vec<u32>>(&huge, FileKind::Proof),
+            Err(FileError::Truncated(_))
+        ));
+    }
+}

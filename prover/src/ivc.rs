@@ -1,0 +1,311 @@
+//! Keygen, proving and compression: the Nova driver.
+//!
+//! `keygen(spec)` synthesises the fold's shape and makes Nova's public
+//! parameters (dev: a fresh random τ; ceremony: powers of τ from
+//! `ppot_pruned_NN.ptau` files) and the MicroSpartan (ppsnark) keys.
+//! `prove` runs the reference executor, insists that θ_{t+1} is exactly what
+//! the declared step gives, builds every fold's witness from the trace, folds
+//! one IVC step per tile (progress bar per fold) and compresses.
+
+use crate::error::{ProverError, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+use zkstep_circuits::engine::{
+    CompressedSnark, ProverKey, PublicParams, RecursiveSnark, VerifierKey, S1, S2,
+};
+use zkstep_circuits::files::{
+    self, FileKind, Header, ParamsKind, ProofPayload, ProvingKeyPayload, ProvingKeyRef, Statement,
+    VerifyingKeyPayload,
+};
+use zkstep_circuits::witness::build_witnesses;
+use zkstep_circuits::{Layout, TileCircuit};
+use zkstep_core::commit::{commit_batch, commit_params};
+use zkstep_core::format::write_atomic;
+use zkstep_core::{step, Batch, Checkpoint, ModelSpec};
+
+/// Where the commitment key comes from.
+pub enum Setup<'a> {
+    /// Fresh random τ (sound for the party that ran keygen).
+    Dev,
+    /// A directory of `ppot_pruned_NN.ptau` files from a ceremony.
+    Ceremony(&'a Path),
+}
+
+/// Everything needed to prove (and, for convenience, to verify).
+pub struct Keys {
+    /// Layout of the proofs these keys are for.
+    pub layout: Arc<Layout>,
+    /// Nova public parameters.
+    pub pp: PublicParams,
+    /// Compression prover key.
+    pub pk: ProverKey,
+    /// Compression verifier key.
+    pub vk: VerifierKey,
+    /// How the commitment key was made.
+    pub params: ParamsKind,
+}
+
+fn nova_err(what: &str) -> impl Fn(nova_snark::errors::NovaError) -> ProverError + '_ {
+    move |e| ProverError::Nova(format!("{what}: {e}"))
+}
+
+/// Make keys for a spec.
+pub fn keygen(spec: &ModelSpec, rows: Option<usize>, budget: usize, setup: Setup) -> Result<Keys> {
+    let layout = Arc::new(Layout::new(spec, rows, budget)?);
+    let shape = TileCircuit::shape(layout.clone());
+    let (pp, params) = match setup {
+        Setup::Dev => (
+            PublicParams::setup(&shape, &*S1::ck_floor(), &*S2::ck_floor())
+                .map_err(nova_err("public parameters"))?,
+            ParamsKind::Dev,
+        ),
+        Setup::Ceremony(dir) => (
+            PublicParams::setup_with_ptau_dir(&shape, &*S1::ck_floor(), &*S2::ck_floor(), dir)
+                .map_err(|e| {
+                    ProverError::Nova(format!(
+                        "{}: cannot make parameters from the ceremony files: {e}",
+                        dir.display()
+                    ))
+                })?,
+            ParamsKind::Ceremony,
+        ),
+    };
+    let (pk, vk) = CompressedSnark::setup(&pp).map_err(nova_err("compression keys"))?;
+    Ok(Keys {
+        layout,
+        pp,
+        pk,
+        vk,
+        params,
+    })
+}
+
+/// File names inside a keys directory.
+pub const PROVING_KEY_FILE: &str = "proving.key";
+/// Verifying key file name.
+pub const VERIFYING_KEY_FILE: &str = "verifying.key";
+
+fn header(keys: &Keys, kind: FileKind) -> Header {
+    Header {
+        kind,
+        spec_digest: keys.layout.spec_digest,
+        params: keys.params,
+    }
+}
+
+/// Encode the verifying key file.
+pub fn verifying_key_bytes(keys: &Keys) -> Result<Vec<u8>> {
+    let payload = VerifyingKeyPayload {
+        spec_toml: keys.layout.spec.to_toml(),
+        rows: keys.layout.rows as u64,
+        vk: keys.vk.clone(),
+    };
+    files::encode(header(keys, FileKind::VerifyingKey), &payload)
+        .map_err(|e| ProverError::Invalid(e.to_string()))
+}
+
+/// Write `proving.key` and `verifying.key` into `dir` (atomically).
+pub fn write_keys(dir: &Path, keys: &Keys) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| ProverError::io(dir, e))?;
+    let toml = keys.layout.spec.to_toml();
+    let pk = ProvingKeyRef {
+        spec_toml: &toml,
+        rows: keys.layout.rows as u64,
+        pp: &keys.pp,
+        pk: &keys.pk,
+    };
+    let bytes = files::encode(header(keys, FileKind::ProvingKey), &pk)
+        .map_err(|e| ProverError::Invalid(e.to_string()))?;
+    write_atomic(&dir.join(PROVING_KEY_FILE), &bytes)?;
+    write_atomic(&dir.join(VERIFYING_KEY_FILE), &verifying_key_bytes(keys)?)?;
+    Ok(())
+}
+
+/// Read a proving key file (the verifying key is re-derived from it).
+pub fn read_proving_key(path: &Path) -> Result<Keys> {
+    let bytes = std::fs::read(path).map_err(|e| ProverError::io(path, e))?;
+    let bad = |m: String| ProverError::Invalid(format!("{}: {m}", path.display()));
+    let (h, p): (Header, ProvingKeyPayload) =
+        files::decode(&bytes, FileKind::ProvingKey).map_err(|e| bad(e.to_string()))?;
+    let spec =
+        ModelSpec::from_toml_str(&p.spec_toml).map_err(|e| bad(format!("embedded spec: {e}")))?;
+    if spec.digest() != h.spec_digest {
+        return Err(bad(
+            "the embedded spec does not match the header's spec digest".into(),
+        ));
+    }
+    let layout = Arc::new(Layout::new(&spec, Some(p.rows as usize), usize::MAX)?);
+    let (_, vk) = CompressedSnark::setup(&p.pp).map_err(nova_err("compression keys"))?;
+    Ok(Keys {
+        layout,
+        pp: p.pp,
+        pk: p.pk,
+        vk,
+        params: h.params,
+    })
+}
+
+/// Seconds spent in each phase of `prove`.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct Timings {
+    /// Reference executor + witness generation.
+    pub witness_s: f64,
+    /// All folds.
+    pub fold_s: f64,
+    /// Compression.
+    pub compress_s: f64,
+}
+
+/// The first place where `got` differs from the declared step's `want`.
+fn first_difference(want: &Checkpoint, got: &Checkpoint) -> Option<String> {
+    for (l, (a, b)) in want.layers.iter().zip(&got.layers).enumerate() {
+        let cols = a.w.cols;
+        if let Some(n) = (0..a.w.data.len()).find(|&n| a.w.data[n] != b.w.data[n]) {
+            return Some(format!(
+                "layer {}, W[{},{}]: expected {}, got {}",
+                l + 1,
+                n / cols,
+                n % cols,
+                a.w.data[n],
+                b.w.data[n]
+            ));
+        }
+        if let Some(j) = (0..a.b.len()).find(|&j| a.b[j] != b.b[j]) {
+            return Some(format!(
+                "layer {}, b[{j}]: expected {}, got {}",
+                l + 1,
+                a.b[j],
+                b.b[j]
+            ));
+        }
+        if let (Some(x), Some(y)) = (&a.vw, &b.vw) {
+            if let Some(n) = (0..x.data.len()).find(|&n| x.data[n] != y.data[n]) {
+                return Some(format!(
+                    "layer {}, vW[{},{}]: expected {}, got {}",
+                    l + 1,
+                    n / cols,
+                    n % cols,
+                    x.data[n],
+                    y.data[n]
+                ));
+            }
+        }
+        if let (Some(x), Some(y)) = (&a.vb, &b.vb) {
+            if let Some(j) = (0..x.len()).find(|&j| x[j] != y[j]) {
+                return Some(format!(
+                    "layer {}, vb[{j}]: expected {}, got {}",
+                    l + 1,
+                    x[j],
+                    y[j]
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Prove one step: θ_after = Step(θ_before, batch).
+pub fn prove(
+    keys: &Keys,
+    before: &Checkpoint,
+    after: &Checkpoint,
+    batch: &Batch,
+    progress: bool,
+) -> Result<(ProofPayload, Timings)> {
+    let lay = &keys.layout;
+    let spec = &lay.spec;
+    let t0 = Instant::now();
+    let trace = step(spec, before, batch)?;
+    if let Some(diff) = first_difference(&trace.after, after) {
+        return Err(ProverError::Invalid(format!(
+            "the after-checkpoint differs from the declared step at {diff}"
+        )));
+    }
+    if after.step != before.step + 1 {
+        return Err(ProverError::Invalid(format!(
+            "the after-checkpoint is step {}, expected step {}",
+            after.step,
+            before.step + 1
+        )));
+    }
+    let (witnesses, rho) = build_witnesses(lay, &trace, before, batch)?;
+    let statement = Statement {
+        spec_digest: lay.spec_digest,
+        c_before: commit_params(spec, before),
+        c_after: commit_params(spec, after),
+        c_batch: commit_batch(spec, batch),
+        step: before.step,
+    };
+    let z0 = lay.initial_state(
+        statement.c_before,
+        statement.c_after,
+        statement.c_batch,
+        statement.step,
+        rho,
+    );
+    let circuits: Vec<TileCircuit> = witnesses
+        .into_iter()
+        .map(|w| TileCircuit {
+            layout: lay.clone(),
+            witness: Some(Arc::new(w)),
+        })
+        .collect();
+    let witness_s = t0.elapsed().as_secs_f64();
+    let pb = if progress {
+        ProgressBar::new(circuits.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} folding [{elapsed_precise}] {bar:30} {pos}/{len} folds ({eta}) {msg}",
+    ) {
+        pb.set_style(style);
+    }
+    let t1 = Instant::now();
+    let mut rs =
+        RecursiveSnark::new(&keys.pp, &circuits[0], &z0).map_err(nova_err("first fold"))?;
+    for (i, c) in circuits.iter().enumerate() {
+        if let Some(w) = &c.witness {
+            pb.set_message(if w.desc.is_input {
+                "inputs".to_string()
+            } else {
+                format!(
+                    "layer {} rows {}..{}",
+                    w.desc.layer,
+                    w.desc.j0,
+                    w.desc.j0 + w.desc.rows_active
+                )
+            });
+        }
+        rs.prove_step(&keys.pp, c)
+            .map_err(|e| ProverError::Nova(format!("fold {i}: {e}")))?;
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    let fold_s = t1.elapsed().as_secs_f64();
+    let t2 = Instant::now();
+    let snark = CompressedSnark::prove(&keys.pp, &keys.pk, &rs).map_err(nova_err("compression"))?;
+    let compress_s = t2.elapsed().as_secs_f64();
+    Ok((
+        ProofPayload {
+            statement,
+            rho,
+            num_folds: circuits.len() as u64,
+            snark,
+        },
+        Timings {
+            witness_s,
+            fold_s,
+            compress_s,
+        },
+    ))
+}
+
+/// Encode a proof file.
+pub fn proof_bytes(keys: &Keys, proof: &ProofPayload) -> Result<Vec<u8>> {
+    files::encode(header(keys, FileKind::Proof), proof)
+        .map_err(|e| ProverError::Invalid(e.to_string()))
+}

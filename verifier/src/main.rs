@@ -1,0 +1,134 @@
+//! `zkstep-verify`: the standalone verifier.
+//!
+//! Exit status: 0 accepted; 1 rejected; 2 malformed input or usage error.
+
+use clap::Parser;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use zkstep_core::commit::{commit_batch, commit_params};
+use zkstep_core::format::{read_batch, read_checkpoint};
+use zkstep_core::poseidon::fr_to_hex;
+use zkstep_core::ModelSpec;
+use zkstep_verifier::{read_proof, read_verifying_key, verify, Statement, VerifyError};
+
+/// Verify a zkstep proof of one training step.
+#[derive(Parser, Debug)]
+#[command(name = "zkstep-verify", version, about)]
+struct Args {
+    /// Verifying key file (from `zkstep keygen`).
+    #[arg(long)]
+    vk: PathBuf,
+    /// Proof file (from `zkstep prove`).
+    #[arg(long)]
+    proof: PathBuf,
+    /// Checkpoint θ_t: its commitment must be the proof's c_before (needs --spec).
+    #[arg(long, requires = "spec")]
+    before: Option<PathBuf>,
+    /// Checkpoint θ_{t+1}: its commitment must be the proof's c_after (needs --spec).
+    #[arg(long, requires = "spec")]
+    after: Option<PathBuf>,
+    /// Batch file: its commitment must be the proof's c_batch (needs --spec).
+    #[arg(long, requires = "spec")]
+    batch: Option<PathBuf>,
+    /// The model spec the checkpoints are for (must be the verifying key's).
+    #[arg(long)]
+    spec: Option<PathBuf>,
+    /// Print a JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+fn fail(code: u8, msg: String) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(code)
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
+    let vk_bytes = match read(&a.vk) {
+        Ok(b) => b,
+        Err(e) => return fail(2, e),
+    };
+    let vk = match read_verifying_key(&vk_bytes) {
+        Ok(v) => v,
+        Err(e) => return fail(2, format!("{}: {e}", a.vk.display())),
+    };
+    let proof = match read(&a.proof).map(|b| read_proof(&b)) {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => return fail(2, format!("{}: {e}", a.proof.display())),
+        Err(e) => return fail(2, e),
+    };
+    // Optional: recompute commitments from the user's files.
+    let mut expected: Option<Statement> = None;
+    if let Some(sp) = &a.spec {
+        let spec = match ModelSpec::from_file(sp) {
+            Ok(s) => s,
+            Err(e) => return fail(2, e.to_string()),
+        };
+        if spec.digest() != vk.layout.spec_digest {
+            return fail(
+                1,
+                format!(
+                    "{}: this spec (digest {}) is not the verifying key's (digest {})",
+                    sp.display(),
+                    fr_to_hex(&spec.digest()),
+                    fr_to_hex(&vk.layout.spec_digest)
+                ),
+            );
+        }
+        let mut st = proof.statement();
+        if let Some(p) = &a.before {
+            match read_checkpoint(p, &spec) {
+                Ok(c) => {
+                    st.c_before = commit_params(&spec, &c);
+                    st.step = c.step;
+                }
+                Err(e) => return fail(2, e.to_string()),
+            }
+        }
+        if let Some(p) = &a.after {
+            match read_checkpoint(p, &spec) {
+                Ok(c) => st.c_after = commit_params(&spec, &c),
+                Err(e) => return fail(2, e.to_string()),
+            }
+        }
+        if let Some(p) = &a.batch {
+            match read_batch(p, &spec) {
+                Ok((b, _)) => st.c_batch = commit_batch(&spec, &b),
+                Err(e) => return fail(2, e.to_string()),
+            }
+        }
+        expected = Some(st);
+    }
+    match verify(&vk, &proof, expected.as_ref()) {
+        Ok((st, dt)) => {
+            if a.json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "accepted": true,
+                        "spec_digest": fr_to_hex(&st.spec_digest),
+                        "c_before": fr_to_hex(&st.c_before),
+                        "c_after": fr_to_hex(&st.c_after),
+                        "c_batch": fr_to_hex(&st.c_batch),
+                        "step": st.step,
+                        "params": format!("{:?}", vk.params).to_lowercase(),
+                        "verify_ms": dt.as_secs_f64() * 1e3,
+                    })
+                );
+            } else {
+                println!("ACCEPTED in {:.1} ms", dt.as_secs_f64() * 1e3);
+                println!("  spec_digest {}", fr_to_hex(&st.spec_digest));
+                println!("  step        {}", st.step);
+                println!("  c_before    {}", fr_to_hex(&st.c_before));
+                println!("  c_after     {}", fr_to_hex(&st.c_after));
+                println!("  c_batch     {}", fr_to_hex(&st.c_batch));
+                println!("  params      {}", vk.params.describe());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(VerifyError::Malformed(m)) => fail(2, format!("{}: {m}", a.proof.display())),
+        Err(VerifyError::Rejected(m)) => fail(1, format!("REJECTED: {m}")),
+    }
+}
