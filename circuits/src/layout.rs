@@ -16,8 +16,10 @@ use zkstep_core::poseidon::{h24, Fr, RATE};
 use zkstep_core::spec::{Activation, Optimizer};
 use zkstep_core::ModelSpec;
 
-/// Default bound on the constraints of one fold's step circuit.
-pub const DEFAULT_FOLD_BUDGET: usize = 1 << 20;
+/// Default bound on the constraints of one fold's step circuit. 2¹⁶ keeps the
+/// preprocessing compression (ppsnark) near 4 GB of memory; folding itself
+/// would allow far more (about 2.7 KB per constraint).
+pub const DEFAULT_FOLD_BUDGET: usize = 1 << 16;
 
 /// Domain tags of the chains that live only inside proofs.
 pub mod domain {

@@ -49,6 +49,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
+    #[cfg(unix)]
+    {
+        // tempfile creates 0600; a checkpoint or proof is an ordinary file (0644 before umask)
+        use std::os::unix::fs::PermissionsExt;
+        let _ = tmp
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
     tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(())
 }

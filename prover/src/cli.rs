@@ -12,11 +12,10 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use zkstep_core::commit::{commit_batch, commit_params};
-use zkstep_core::data::two_moons;
 use zkstep_core::fixed::to_real;
 use zkstep_core::format::{self, read_dataset, StFile, BATCH_FORMAT, CHECKPOINT_FORMAT};
 use zkstep_core::poseidon::fr_to_hex;
-use zkstep_core::spec::{demo_spec, DEMO_SPEC_TOML};
+use zkstep_core::spec::DEMO_SPEC_TOML;
 use zkstep_core::{Checkpoint, ModelSpec};
 
 /// zkstep: zero-knowledge proofs of neural-network training steps.
@@ -118,16 +117,84 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Make proving and verifying keys for a spec (writes proving.key and verifying.key).
+    Keygen {
+        /// Model spec (TOML).
+        #[arg(long)]
+        spec: PathBuf,
+        /// Directory for the keys.
+        #[arg(long)]
+        out: PathBuf,
+        /// Directory of `ppot_pruned_NN.ptau` files from a powers-of-tau ceremony. Without it the
+        /// keys use dev params: a fresh random tau, sound only for whoever ran keygen.
+        #[arg(long)]
+        ptau_dir: Option<PathBuf>,
+        /// Output units per fold (default: as many as fit --fold-budget).
+        #[arg(long)]
+        rows: Option<usize>,
+        /// Bound on one fold's constraints (prover memory is about 2.7 KB per constraint).
+        #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
+        fold_budget: usize,
+        /// Replace existing keys.
+        #[arg(long)]
+        force: bool,
+        /// Print a JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prove one training step: AFTER = Step(BEFORE, BATCH) under SPEC.
+    Prove {
+        /// Model spec (TOML).
+        #[arg(long)]
+        spec: PathBuf,
+        /// Keys directory (from `zkstep keygen`).
+        #[arg(long)]
+        keys: PathBuf,
+        /// Checkpoint θ_t.
+        #[arg(long)]
+        before: PathBuf,
+        /// Checkpoint θ_{t+1}.
+        #[arg(long)]
+        after: PathBuf,
+        /// The batch of this step.
+        #[arg(long)]
+        batch: PathBuf,
+        /// Proof file to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Replace `--out` if it exists.
+        #[arg(long)]
+        force: bool,
+        /// Print a JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prove every step of a run (run.json), skipping steps whose proof exists and verifies.
+    ProveRun {
+        /// Run directory (from `zkstep train`).
+        #[arg(long)]
+        run: PathBuf,
+        /// Keys directory (from `zkstep keygen`).
+        #[arg(long)]
+        keys: PathBuf,
+        /// Print a JSON summary instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the built-in demo spec (a starting point for your own).
     ExampleSpec,
-    /// Run the built-in demo: train a 2-16-16-1 MLP on two moons with the reference executor.
+    /// Run the built-in demo: train a 2-16-16-1 MLP on two moons, then keygen (dev params),
+    /// prove the last step and verify the proof.
     Demo {
         /// Number of training steps.
         #[arg(long, default_value_t = 60)]
         steps: u64,
-        /// Also write the run (checkpoints, batches, run.json) to this directory.
+        /// Also write the run (checkpoints, batches, run.json, keys, proof) to this directory.
         #[arg(long)]
         out_dir: Option<PathBuf>,
+        /// Only train; skip keygen, proving and verifying.
+        #[arg(long)]
+        no_prove: bool,
         /// Print a JSON summary instead of text.
         #[arg(long)]
         json: bool,
@@ -146,14 +213,16 @@ pub fn main() -> i32 {
     }
 }
 
-fn refuse_existing(path: &Path, force: bool) -> Result<()> {
+/// Refuse to overwrite `path` unless `force`.
+pub fn refuse_existing(path: &Path, force: bool) -> Result<()> {
     if path.exists() && !force {
         return Err(ProverError::Exists(path.to_path_buf()));
     }
     Ok(())
 }
 
-fn print_json(v: &serde_json::Value) {
+/// Print a JSON value, pretty.
+pub fn print_json(v: &serde_json::Value) {
     println!(
         "{}",
         serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
@@ -281,12 +350,42 @@ pub fn run(cli: Cli) -> Result<()> {
             steps,
             out_dir,
             json,
-        } => demo(steps, out_dir, json)?,
+            no_prove,
+        } => crate::commands::demo(steps, out_dir.as_deref(), json, no_prove)?,
+        Command::Keygen {
+            spec,
+            out,
+            ptau_dir,
+            rows,
+            fold_budget,
+            force,
+            json,
+        } => crate::commands::keygen(
+            &spec,
+            &out,
+            ptau_dir.as_deref(),
+            rows,
+            fold_budget,
+            force,
+            json,
+        )?,
+        Command::Prove {
+            spec,
+            keys,
+            before,
+            after,
+            batch,
+            out,
+            force,
+            json,
+        } => crate::commands::prove(&spec, &keys, &before, &after, &batch, &out, force, json)?,
+        Command::ProveRun { run, keys, json } => crate::commands::prove_run(&run, &keys, json)?,
     }
     Ok(())
 }
 
-fn progress(n: u64, hidden: bool) -> ProgressBar {
+/// A progress bar over `n` steps (hidden when `hidden`).
+pub fn progress(n: u64, hidden: bool) -> ProgressBar {
     if hidden {
         return ProgressBar::hidden();
     }
@@ -395,80 +494,4 @@ fn safetensors_dtype_i64() -> zkstep_core::format::Dtype {
 
 fn hex_sha3(bytes: &[u8]) -> String {
     zkstep_core::format::sha3_hex(bytes)
-}
-
-fn demo(steps: u64, out_dir: Option<PathBuf>, json: bool) -> Result<()> {
-    let s = demo_spec();
-    let ds = two_moons(256, 0.1, 42);
-    let start = Checkpoint::init(&s, 1);
-    if let Some(d) = &out_dir {
-        std::fs::create_dir_all(d).map_err(|e| ProverError::io(d, e))?;
-        refuse_existing(&d.join(MANIFEST), false)?;
-    }
-    if !json {
-        println!("zkstep demo: 2-16-16-1 ReLU MLP, MSE, SGD lr 0.1, batch 8, on 256 two-moons points (scale 10^9, round half up)");
-        println!("spec digest {}", fr_to_hex(&s.digest()));
-        println!("c_before(step 0) {}", fr_to_hex(&commit_params(&s, &start)));
-    }
-    let opts = TrainOptions {
-        steps,
-        seed: 7,
-        out_dir: out_dir.clone(),
-        salt_seed: Some(7),
-        data_name: "built-in two moons (256 points, seed 42)".into(),
-    };
-    let t = Instant::now();
-    let (end, done) = train(&s, &start, &ds, &opts, |e| {
-        if !json && (e.step % 10 == 0 || e.step + 1 == steps) {
-            println!(
-                "step {:>4}  loss {:.6}  c_after {}…",
-                e.step,
-                e.loss,
-                &e.c_after[..18]
-            );
-        }
-    })?;
-    let elapsed = t.elapsed();
-    let chained = done.windows(2).all(|w| w[0].c_after == w[1].c_before);
-    let full_loss = |ck: &Checkpoint| -> Result<f64> {
-        let out = zkstep_core::exec::predict(&s, ck, &ds.x)?;
-        Ok(out
-            .data
-            .iter()
-            .zip(&ds.y.data)
-            .map(|(&a, &y)| (to_real(a) - to_real(y)).powi(2))
-            .sum::<f64>()
-            / out.data.len() as f64)
-    };
-    let (loss0, loss1) = (full_loss(&start)?, full_loss(&end)?);
-    if json {
-        print_json(
-            &json!({"spec_digest": fr_to_hex(&s.digest()), "loss_before": loss0, "loss_after": loss1, "steps": done, "chained": chained, "final_commitment": fr_to_hex(&commit_params(&s, &end)), "seconds": elapsed.as_secs_f64()}),
-        );
-    } else {
-        println!(
-            "loss on all 256 points: {loss0:.6} before training, {loss1:.6} after {} steps",
-            done.len()
-        );
-        println!(
-            "commitments chain (c_after(t) = c_before(t+1)) across all {} steps: {}",
-            done.len(),
-            if chained { "yes" } else { "NO" }
-        );
-        println!(
-            "c_after(step {}) {}",
-            end.step,
-            fr_to_hex(&commit_params(&s, &end))
-        );
-        println!("{} reference steps in {elapsed:.2?}; proving and verifying these steps arrive with the proving core", done.len());
-        if let Some(d) = &out_dir {
-            println!("run written to {}", d.join(MANIFEST).display());
-        }
-    }
-    if !chained {
-        return Err(ProverError::Invalid(
-            "internal error: commitments do not chain".into(),
-        ));
-    }
-    Ok(())
 }

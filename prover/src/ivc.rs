@@ -18,7 +18,7 @@ use zkstep_circuits::engine::{
 };
 use zkstep_circuits::files::{
     self, FileKind, Header, ParamsKind, ProofPayload, ProvingKeyPayload, ProvingKeyRef, Statement,
-    VerifyingKeyPayload,
+    VerifyingKeyRef,
 };
 use zkstep_circuits::witness::build_witnesses;
 use zkstep_circuits::{Layout, TileCircuit};
@@ -98,10 +98,11 @@ fn header(keys: &Keys, kind: FileKind) -> Header {
 
 /// Encode the verifying key file.
 pub fn verifying_key_bytes(keys: &Keys) -> Result<Vec<u8>> {
-    let payload = VerifyingKeyPayload {
-        spec_toml: keys.layout.spec.to_toml(),
+    let toml = keys.layout.spec.to_toml();
+    let payload = VerifyingKeyRef {
+        spec_toml: &toml,
         rows: keys.layout.rows as u64,
-        vk: keys.vk.clone(),
+        vk: &keys.vk,
     };
     files::encode(header(keys, FileKind::VerifyingKey), &payload)
         .map_err(|e| ProverError::Invalid(e.to_string()))

@@ -7,6 +7,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod cli;
+pub mod commands;
 pub mod error;
 pub mod ivc;
 pub mod run;

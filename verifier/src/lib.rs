@@ -14,7 +14,6 @@ use zkstep_circuits::files::{
     self, FileKind, Header, ParamsKind, ProofPayload, VerifyingKeyPayload,
 };
 use zkstep_circuits::Layout;
-use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::ModelSpec;
 
 /// Why verification did not accept.
@@ -94,57 +93,13 @@ pub fn verify(
     expected: Option<&Statement>,
 ) -> Result<(Statement, Duration), VerifyError> {
     let t = Instant::now();
-    let lay = &vk.layout;
-    let st = proof.payload.statement;
-    if proof.header.spec_digest != lay.spec_digest || st.spec_digest != lay.spec_digest {
-        return Err(VerifyError::Rejected(format!(
-            "the proof is for spec {}, the verifying key for spec {}",
-            fr_to_hex(&st.spec_digest),
-            fr_to_hex(&lay.spec_digest)
-        )));
-    }
-    if let Some(e) = expected {
-        for (name, got, want) in [
-            ("c_before", st.c_before, e.c_before),
-            ("c_after", st.c_after, e.c_after),
-            ("c_batch", st.c_batch, e.c_batch),
-            ("spec_digest", st.spec_digest, e.spec_digest),
-        ] {
-            if got != want {
-                return Err(VerifyError::Rejected(format!(
-                    "the proof's {name} is {}, expected {}",
-                    fr_to_hex(&got),
-                    fr_to_hex(&want)
-                )));
-            }
-        }
-        if st.step != e.step {
-            return Err(VerifyError::Rejected(format!(
-                "the proof is for step {}, expected step {}",
-                st.step, e.step
-            )));
-        }
-    }
-    if proof.payload.num_folds != lay.num_folds() as u64 {
-        return Err(VerifyError::Rejected(format!(
-            "the proof has {} folds, this spec's schedule has {}",
-            proof.payload.num_folds,
-            lay.num_folds()
-        )));
-    }
-    let z0 = lay.initial_state(
-        st.c_before,
-        st.c_after,
-        st.c_batch,
-        st.step,
-        proof.payload.rho,
-    );
-    let zn = proof
-        .payload
-        .snark
-        .verify(&vk.vk, lay.num_folds(), &z0)
-        .map_err(|e| VerifyError::Rejected(format!("the compressed proof does not verify: {e}")))?;
-    lay.check_final(&z0, &zn)
-        .map_err(|e| VerifyError::Rejected(e.to_string()))?;
+    let st = files::verify_payload(
+        &vk.layout,
+        &vk.vk,
+        proof.header.spec_digest,
+        &proof.payload,
+        expected,
+    )
+    .map_err(|r| VerifyError::Rejected(r.0))?;
     Ok((st, t.elapsed()))
 }

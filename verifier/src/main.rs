@@ -50,7 +50,12 @@ fn main() -> ExitCode {
         Ok(b) => b,
         Err(e) => return fail(2, e),
     };
-    let vk = match read_verifying_key(&vk_bytes) {
+    // halo2curves 0.9.0 prints debug lines to stdout while it checks G2 points
+    // (the verifying key's τ·H); keep stdout for our own output.
+    let quiet = gag::Gag::stdout().ok();
+    let vk = read_verifying_key(&vk_bytes);
+    drop(quiet);
+    let vk = match vk {
         Ok(v) => v,
         Err(e) => return fail(2, format!("{}: {e}", a.vk.display())),
     };

@@ -1,0 +1,82 @@
+//! Measure compression SNARK variants on one zkstep fold shape (developer tool):
+//! `cargo run --release -p zkstep-examples --example compress_variants -- ROWS`
+#![allow(clippy::unwrap_used, missing_docs)]
+use nova_snark::nova::{CompressedSNARK, PublicParams, RecursiveSNARK};
+use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
+use std::sync::Arc;
+use std::time::Instant;
+use zkstep_circuits::engine::{E1, E2, EE1, EE2};
+use zkstep_circuits::witness::build_witnesses;
+use zkstep_circuits::{Layout, TileCircuit};
+use zkstep_core::commit::{commit_batch, commit_params};
+use zkstep_core::data::{make_batch, two_moons};
+use zkstep_core::model::seeded_salt;
+use zkstep_core::spec::demo_spec;
+use zkstep_core::{step, Checkpoint};
+
+fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str, rows: usize) {
+    let s = demo_spec();
+    let ds = two_moons(64, 0.1, 1);
+    let before = Checkpoint::init(&s, 1);
+    let batch = make_batch(&ds, s.batch_size, 0, 1, seeded_salt(1, 0));
+    let trace = step(&s, &before, &batch).unwrap();
+    let lay = Arc::new(Layout::new(&s, Some(rows), usize::MAX).unwrap());
+    let (ws, rho) = build_witnesses(&lay, &trace, &before, &batch).unwrap();
+    let z0 = lay.initial_state(
+        commit_params(&s, &before),
+        commit_params(&s, &trace.after),
+        commit_batch(&s, &batch),
+        0,
+        rho,
+    );
+    let t = Instant::now();
+    let pp = PublicParams::<E1, E2, TileCircuit>::setup(
+        &TileCircuit::shape(lay.clone()),
+        &*S1::ck_floor(),
+        &*S2::ck_floor(),
+    )
+    .unwrap();
+    let (pk, vk) = CompressedSNARK::<E1, E2, TileCircuit, S1, S2>::setup(&pp).unwrap();
+    let keygen = t.elapsed();
+    let cs: Vec<TileCircuit> = ws
+        .into_iter()
+        .map(|w| TileCircuit {
+            layout: lay.clone(),
+            witness: Some(Arc::new(w)),
+        })
+        .collect();
+    let t = Instant::now();
+    let mut rs = RecursiveSNARK::new(&pp, &cs[0], &z0).unwrap();
+    for c in &cs {
+        rs.prove_step(&pp, c).unwrap();
+    }
+    let fold = t.elapsed();
+    let t = Instant::now();
+    let snark = CompressedSNARK::<E1, E2, TileCircuit, S1, S2>::prove(&pp, &pk, &rs).unwrap();
+    let compress = t.elapsed();
+    let t = Instant::now();
+    for _ in 0..5 {
+        snark.verify(&vk, cs.len(), &z0).unwrap();
+    }
+    let verify = t.elapsed() / 5;
+    let bytes = postcard::to_stdvec(&snark).unwrap().len();
+    println!("{name:<22} constraints {:>7}  keygen {keygen:>8.2?}  fold {fold:>8.2?}  compress {compress:>8.2?}  verify {verify:>8.2?}  proof {bytes} B", pp.num_constraints().0);
+}
+
+fn main() {
+    let rows: usize = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(4);
+    let which = std::env::args().nth(2).unwrap_or_default();
+    type Pp1 = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EE1>;
+    type Sn1 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, EE1>;
+    type Pp2 = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E2, EE2>;
+    type Sn2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E2, EE2>;
+    match which.as_str() {
+        "pp-pp" => run::<Pp1, Pp2>("ppsnark/ppsnark", rows),
+        "pp-sn" => run::<Pp1, Sn2>("ppsnark/snark", rows),
+        "sn-sn" => run::<Sn1, Sn2>("snark/snark", rows),
+        _ => run::<Sn1, Pp2>("snark/ppsnark", rows),
+    }
+}
