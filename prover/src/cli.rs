@@ -204,6 +204,9 @@ pub enum Command {
 /// Run the CLI; returns the process exit status.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    crate::out::init();
+    // silence fd 1 for the run (see `out`); our own output goes around it
+    let _quiet = gag::Gag::stdout().ok();
     match run(cli) {
         Ok(()) => 0,
         Err(e) => {
@@ -223,7 +226,7 @@ pub fn refuse_existing(path: &Path, force: bool) -> Result<()> {
 
 /// Print a JSON value, pretty.
 pub fn print_json(v: &serde_json::Value) {
-    println!(
+    crate::outln!(
         "{}",
         serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
     );
@@ -247,7 +250,7 @@ pub fn run(cli: Cli) -> Result<()> {
                     &json!({"file": out, "params": s.num_params(), "commitment": c, "spec_digest": fr_to_hex(&s.digest())}),
                 );
             } else {
-                println!(
+                crate::outln!(
                     "wrote {} ({} parameters)\ncommitment {c}",
                     out.display(),
                     s.num_params()
@@ -267,7 +270,7 @@ pub fn run(cli: Cli) -> Result<()> {
             if json {
                 print_json(&json!({"file": out, "quantisation": rep, "commitment": c}));
             } else {
-                println!(
+                crate::outln!(
                     "quantised {} values at scale 10^9: max |error| {:.3e}, mean |error| {:.3e}\nwrote {}\ncommitment {c}",
                     rep.count,
                     rep.max_abs_err,
@@ -292,7 +295,7 @@ pub fn run(cli: Cli) -> Result<()> {
             std::fs::create_dir_all(&out_dir).map_err(|e| ProverError::io(&out_dir, e))?;
             refuse_existing(&out_dir.join(MANIFEST), force)?;
             if ds.report.count > 0 && !json {
-                println!(
+                crate::outln!(
                     "{}: quantised {} values: max |error| {:.3e}, mean |error| {:.3e}",
                     data.display(),
                     ds.report.count,
@@ -322,14 +325,14 @@ pub fn run(cli: Cli) -> Result<()> {
                     &json!({"run": out_dir.join(MANIFEST), "steps": done, "seconds": t.elapsed().as_secs_f64()}),
                 );
             } else {
-                println!(
+                crate::outln!(
                     "wrote {} steps to {} in {:.2?}",
                     done.len(),
                     out_dir.display(),
                     t.elapsed()
                 );
                 if let Some(last) = done.last() {
-                    println!("final commitment {}", last.c_after);
+                    crate::outln!("final commitment {}", last.c_after);
                 }
             }
         }
@@ -341,11 +344,11 @@ pub fn run(cli: Cli) -> Result<()> {
                     &json!({"file": file, "kind": kind, "commitment": fr_to_hex(&c), "spec_digest": fr_to_hex(&s.digest())}),
                 );
             } else {
-                println!("{}", fr_to_hex(&c));
+                crate::outln!("{}", fr_to_hex(&c));
             }
         }
         Command::Inspect { file, spec, json } => inspect(&file, spec.as_deref(), json)?,
-        Command::ExampleSpec => print!("{DEMO_SPEC_TOML}"),
+        Command::ExampleSpec => crate::out::line(DEMO_SPEC_TOML.trim_end()),
         Command::Demo {
             steps,
             out_dir,
@@ -458,7 +461,7 @@ fn inspect(file: &Path, spec: Option<&Path>, json: bool) -> Result<()> {
         );
         return Ok(());
     }
-    println!(
+    crate::outln!(
         "{}  ({} bytes, sha3-256 {file_digest})",
         file.display(),
         bytes.len()
@@ -466,14 +469,16 @@ fn inspect(file: &Path, spec: Option<&Path>, json: bool) -> Result<()> {
     match f.meta("format") {
         Some(CHECKPOINT_FORMAT) | Some(BATCH_FORMAT) => {}
         _ => {
-            println!("  not a zkstep checkpoint/batch (no zkstep metadata): values shown as stored")
+            crate::outln!(
+                "  not a zkstep checkpoint/batch (no zkstep metadata): values shown as stored"
+            )
         }
     }
     for (k, v) in &meta {
-        println!("  meta {k} = {v}");
+        crate::outln!("  meta {k} = {v}");
     }
     for t in &tensors {
-        println!(
+        crate::outln!(
             "  {:<8} {:<4} {:<14} min {:>14.6}  max {:>14.6}",
             t["name"].as_str().unwrap_or(""),
             t["dtype"].as_str().unwrap_or(""),
@@ -483,7 +488,7 @@ fn inspect(file: &Path, spec: Option<&Path>, json: bool) -> Result<()> {
         );
     }
     if let Some(c) = commitment {
-        println!("  commitment {c}");
+        crate::outln!("  commitment {c}");
     }
     Ok(())
 }

@@ -60,13 +60,13 @@ pub fn keygen(
             &json!({"keys": out, "params": format!("{:?}", keys.params).to_lowercase(), "rows_per_fold": keys.layout.rows, "folds": keys.layout.num_folds(), "constraints_per_fold": c1, "secondary_constraints": c2, "seconds": secs}),
         );
     } else {
-        println!(
+        crate::outln!(
             "wrote {} and {} in {secs:.1} s",
             out.join(PROVING_KEY_FILE).display(),
             out.join(VERIFYING_KEY_FILE).display()
         );
-        println!("params: {}", keys.params.describe());
-        println!("{} folds per step, {} output units per fold, {c1} constraints per fold (+{c2} secondary)", keys.layout.num_folds(), keys.layout.rows);
+        crate::outln!("params: {}", keys.params.describe());
+        crate::outln!("{} folds per step, {} output units per fold, {c1} constraints per fold (+{c2} secondary)", keys.layout.num_folds(), keys.layout.rows);
     }
     Ok(())
 }
@@ -96,7 +96,7 @@ fn report(
         "c_before": fr_to_hex(&st.c_before), "c_after": fr_to_hex(&st.c_after), "c_batch": fr_to_hex(&st.c_batch),
         "witness_s": t.witness_s, "fold_s": t.fold_s, "compress_s": t.compress_s});
     if !json {
-        println!("wrote {} ({bytes} bytes): step {}, {} folds; witness {:.2} s, folding {:.2} s, compression {:.2} s", path.display(), st.step, proof.num_folds, t.witness_s, t.fold_s, t.compress_s);
+        crate::outln!("wrote {} ({bytes} bytes): step {}, {} folds; witness {:.2} s, folding {:.2} s, compression {:.2} s", path.display(), st.step, proof.num_folds, t.witness_s, t.fold_s, t.compress_s);
     }
     v
 }
@@ -188,7 +188,7 @@ pub fn prove_run(run: &Path, keys_dir: &Path, json: bool) -> Result<()> {
         };
         if existing_proof_verifies(&keys, &path, &expected) {
             if !json {
-                println!(
+                crate::outln!(
                     "step {}: {} exists and verifies, skipped",
                     e.step,
                     path.display()
@@ -222,7 +222,7 @@ pub fn prove_run(run: &Path, keys_dir: &Path, json: bool) -> Result<()> {
     if json {
         print_json(&json!({"run": mpath, "proofs": out}));
     } else {
-        println!(
+        crate::outln!(
             "{} steps proven or verified in {}",
             out.len(),
             run.display()
@@ -252,9 +252,9 @@ pub fn demo(steps: u64, out_dir: Option<&Path>, json: bool, no_prove: bool) -> R
         refuse_existing(&d.join(MANIFEST), false)?;
     }
     if !json {
-        println!("zkstep demo: 2-16-16-1 ReLU MLP, MSE, SGD lr 0.1, batch 8, on 256 two-moons points (scale 10^9, round half up)");
-        println!("spec digest {}", fr_to_hex(&s.digest()));
-        println!("c_before(step 0) {}", fr_to_hex(&commit_params(&s, &start)));
+        crate::outln!("zkstep demo: 2-16-16-1 ReLU MLP, MSE, SGD lr 0.1, batch 8, on 256 two-moons points (scale 10^9, round half up)");
+        crate::outln!("spec digest {}", fr_to_hex(&s.digest()));
+        crate::outln!("c_before(step 0) {}", fr_to_hex(&commit_params(&s, &start)));
     }
     let opts = TrainOptions {
         steps,
@@ -266,7 +266,7 @@ pub fn demo(steps: u64, out_dir: Option<&Path>, json: bool, no_prove: bool) -> R
     let t = Instant::now();
     let (end, done) = train(&s, &start, &ds, &opts, |e| {
         if !json && (e.step % 10 == 0 || e.step + 1 == steps) {
-            println!(
+            crate::outln!(
                 "step {:>4}  loss {:.6}  c_after {}…",
                 e.step,
                 e.loss,
@@ -285,8 +285,8 @@ pub fn demo(steps: u64, out_dir: Option<&Path>, json: bool, no_prove: bool) -> R
     let mut summary = json!({"spec_digest": fr_to_hex(&s.digest()), "loss_before": loss0, "loss_after": loss1, "steps": done, "chained": chained,
         "final_commitment": fr_to_hex(&commit_params(&s, &end)), "train_seconds": train_s});
     if !json {
-        println!("loss on all 256 points: {loss0:.6} before training, {loss1:.6} after {} steps ({train_s:.2} s)", done.len());
-        println!(
+        crate::outln!("loss on all 256 points: {loss0:.6} before training, {loss1:.6} after {} steps ({train_s:.2} s)", done.len());
+        crate::outln!(
             "commitments chain (c_after(t) = c_before(t+1)) across all {} steps: yes",
             done.len()
         );
@@ -318,18 +318,18 @@ pub fn demo(steps: u64, out_dir: Option<&Path>, json: bool, no_prove: bool) -> R
         );
         let after = zkstep_core::step(&s, &ck, &batch)?.after;
         if !json {
-            println!("\nkeygen: dev params — a fresh random tau made here; sound for whoever ran keygen, not for public verification");
+            crate::outln!("\nkeygen: dev params — a fresh random tau made here; sound for whoever ran keygen, not for public verification");
         }
         let tk = Instant::now();
         let keys = make_keys(&s, None, zkstep_circuits::DEFAULT_FOLD_BUDGET, Setup::Dev)?;
         let keygen_s = tk.elapsed().as_secs_f64();
         let (c1, _) = keys.pp.num_constraints();
         if !json {
-            println!(
+            crate::outln!(
                 "keys in {keygen_s:.1} s: {} folds per step, {c1} constraints per fold",
                 keys.layout.num_folds()
             );
-            println!("proving step {last} …");
+            crate::outln!("proving step {last} …");
         }
         let (proof, tm) = prove_step(&keys, &ck, &after, &batch, !json)?;
         let bytes = proof_bytes(&keys, &proof)?;
@@ -350,17 +350,17 @@ pub fn demo(steps: u64, out_dir: Option<&Path>, json: bool, no_prove: bool) -> R
         summary["proof"] = json!({"step": last, "bytes": bytes.len(), "folds": proof.num_folds, "constraints_per_fold": c1, "keygen_s": keygen_s,
             "witness_s": tm.witness_s, "fold_s": tm.fold_s, "compress_s": tm.compress_s, "verify_ms": verify_ms, "verified": verified.is_ok(), "params": "dev"});
         if !json {
-            println!("proof of step {last}: {} bytes; witness {:.2} s, folding {:.2} s, compression {:.2} s", bytes.len(), tm.witness_s, tm.fold_s, tm.compress_s);
+            crate::outln!("proof of step {last}: {} bytes; witness {:.2} s, folding {:.2} s, compression {:.2} s", bytes.len(), tm.witness_s, tm.fold_s, tm.compress_s);
             match &verified {
-                Ok(_) => println!(
+                Ok(_) => crate::outln!(
                     "verified: ACCEPTED in {verify_ms:.1} ms (c_before {}…, c_after {}…)",
                     &fr_to_hex(&proof.statement.c_before)[..18],
                     &fr_to_hex(&proof.statement.c_after)[..18]
                 ),
-                Err(r) => println!("verified: REJECTED: {}", r.0),
+                Err(r) => crate::outln!("verified: REJECTED: {}", r.0),
             }
             if let Some(d) = out_dir {
-                println!(
+                crate::outln!(
                     "check it yourself: zkstep-verify --vk {} --proof {} --spec {} --before {} --after {}",
                     d.join("keys").join(VERIFYING_KEY_FILE).display(),
                     d.join(format!("proof_{last}.zkstep")).display(),

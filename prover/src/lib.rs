@@ -10,6 +10,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod ivc;
+pub mod out;
 pub mod run;
 
 pub use error::{ProverError, Result};

@@ -43,19 +43,41 @@ fn fail(code: u8, msg: String) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Standard output that survives the gag below.
+static OUT: std::sync::OnceLock<std::sync::Mutex<Option<std::fs::File>>> =
+    std::sync::OnceLock::new();
+
+fn say(s: &str) {
+    use std::io::Write;
+    if let Some(Ok(mut g)) = OUT.get().map(|m| m.lock()) {
+        if let Some(f) = g.as_mut() {
+            if writeln!(f, "{s}").and_then(|_| f.flush()).is_ok() {
+                return;
+            }
+        }
+    }
+    println!("{s}");
+}
+
 fn main() -> ExitCode {
     let a = Args::parse();
+    // halo2curves 0.9.0 prints debug lines to stdout whenever it checks a G2
+    // point (the verifying key's τ·H): silence fd 1 and write through a duplicate.
+    use std::os::fd::AsFd;
+    let _ = OUT.set(std::sync::Mutex::new(
+        std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(std::fs::File::from),
+    ));
+    let _quiet = gag::Gag::stdout().ok();
     let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
     let vk_bytes = match read(&a.vk) {
         Ok(b) => b,
         Err(e) => return fail(2, e),
     };
-    // halo2curves 0.9.0 prints debug lines to stdout while it checks G2 points
-    // (the verifying key's τ·H); keep stdout for our own output.
-    let quiet = gag::Gag::stdout().ok();
-    let vk = read_verifying_key(&vk_bytes);
-    drop(quiet);
-    let vk = match vk {
+    let vk = match read_verifying_key(&vk_bytes) {
         Ok(v) => v,
         Err(e) => return fail(2, format!("{}: {e}", a.vk.display())),
     };
@@ -109,7 +131,7 @@ fn main() -> ExitCode {
     match verify(&vk, &proof, expected.as_ref()) {
         Ok((st, dt)) => {
             if a.json {
-                println!(
+                say(&format!(
                     "{}",
                     serde_json::json!({
                         "accepted": true,
@@ -121,15 +143,15 @@ fn main() -> ExitCode {
                         "params": format!("{:?}", vk.params).to_lowercase(),
                         "verify_ms": dt.as_secs_f64() * 1e3,
                     })
-                );
+                ));
             } else {
-                println!("ACCEPTED in {:.1} ms", dt.as_secs_f64() * 1e3);
-                println!("  spec_digest {}", fr_to_hex(&st.spec_digest));
-                println!("  step        {}", st.step);
-                println!("  c_before    {}", fr_to_hex(&st.c_before));
-                println!("  c_after     {}", fr_to_hex(&st.c_after));
-                println!("  c_batch     {}", fr_to_hex(&st.c_batch));
-                println!("  params      {}", vk.params.describe());
+                say(&format!("ACCEPTED in {:.1} ms", dt.as_secs_f64() * 1e3));
+                say(&format!("  spec_digest {}", fr_to_hex(&st.spec_digest)));
+                say(&format!("  step        {}", st.step));
+                say(&format!("  c_before    {}", fr_to_hex(&st.c_before)));
+                say(&format!("  c_after     {}", fr_to_hex(&st.c_after)));
+                say(&format!("  c_batch     {}", fr_to_hex(&st.c_batch)));
+                say(&format!("  params      {}", vk.params.describe()));
             }
             ExitCode::SUCCESS
         }

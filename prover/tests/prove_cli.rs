@@ -1,0 +1,222 @@
+//! Proving through the `zkstep` binary: three consecutive steps of a run are
+//! proven by `prove-run`, each verifies, and c_after(t) = c_before(t+1);
+//! a second `prove-run` skips them; bad inputs to `prove` are clear errors.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use zkstep_circuits::files::{self, FileKind, ProofPayload, Statement};
+use zkstep_core::poseidon::fr_from_hex;
+use zkstep_core::ModelSpec;
+
+const SPEC: &str = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 3\nactivation = \"relu\"\n[[layers]]\ninputs = 3\noutputs = 1\n";
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_zkstep"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn three_chained_steps_prove_and_verify() {
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| -> String { d.path().join(n).display().to_string() };
+    std::fs::write(p("spec.toml"), SPEC).unwrap();
+    let x: Vec<f32> = (0..40)
+        .map(|i| ((i * 37) % 17) as f32 / 17.0 - 0.5)
+        .collect();
+    let y: Vec<f32> = (0..20).map(|i| (i % 2) as f32).collect();
+    zkstep_core::format::write_float_dataset(
+        &PathBuf::from(p("data.safetensors")),
+        &x,
+        [20, 2],
+        &y,
+        [20, 1],
+    )
+    .unwrap();
+    assert!(
+        run(&[
+            "init",
+            "--spec",
+            &p("spec.toml"),
+            "--out",
+            &p("c0.safetensors")
+        ])
+        .0
+    );
+    assert!(
+        run(&[
+            "train",
+            "--spec",
+            &p("spec.toml"),
+            "--ckpt",
+            &p("c0.safetensors"),
+            "--data",
+            &p("data.safetensors"),
+            "--steps",
+            "3",
+            "--out-dir",
+            &p("run")
+        ])
+        .0
+    );
+    let (ok, out, err) = run(&[
+        "keygen",
+        "--spec",
+        &p("spec.toml"),
+        "--out",
+        &p("keys"),
+        "--rows",
+        "2",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let kv: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(kv["params"], "dev");
+    let (ok, out, err) = run(&[
+        "prove-run",
+        "--run",
+        &p("run"),
+        "--keys",
+        &p("keys"),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["proofs"].as_array().unwrap().len(), 3);
+    // each proof verifies against the manifest's statement; the steps chain
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p("run/run.json")).unwrap()).unwrap();
+    let spec = ModelSpec::from_toml_str(SPEC).unwrap();
+    let keys = zkstep_prover::ivc::read_proving_key(&d.path().join("keys/proving.key")).unwrap();
+    let steps = m["steps"].as_array().unwrap();
+    for (t, e) in steps.iter().enumerate() {
+        let h = |k: &str| fr_from_hex(e[k].as_str().unwrap()).unwrap();
+        let want = Statement {
+            spec_digest: spec.digest(),
+            c_before: h("c_before"),
+            c_after: h("c_after"),
+            c_batch: h("c_batch"),
+            step: t as u64,
+        };
+        let bytes = std::fs::read(p(&format!("run/proof_{t}.zkstep"))).unwrap();
+        let (hd, proof): (_, ProofPayload) = files::decode(&bytes, FileKind::Proof).unwrap();
+        files::verify_payload(&keys.layout, &keys.vk, hd.spec_digest, &proof, Some(&want)).unwrap();
+        if t > 0 {
+            assert_eq!(e["c_before"], steps[t - 1]["c_after"]);
+            // and step t's proof does not verify as step t−1's statement
+            let (_, prev): (_, ProofPayload) = files::decode(
+                &std::fs::read(p(&format!("run/proof_{}.zkstep", t - 1))).unwrap(),
+                FileKind::Proof,
+            )
+            .unwrap();
+            assert!(files::verify_payload(
+                &keys.layout,
+                &keys.vk,
+                hd.spec_digest,
+                &prev,
+                Some(&want)
+            )
+            .is_err());
+        }
+    }
+    // a second run skips every step
+    let (ok, out, _) = run(&[
+        "prove-run",
+        "--run",
+        &p("run"),
+        "--keys",
+        &p("keys"),
+        "--json",
+    ]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["proofs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|x| x["skipped"] == true));
+
+    // prove: an after-checkpoint that is not the declared step
+    let (ok, _, err) = run(&[
+        "prove",
+        "--spec",
+        &p("spec.toml"),
+        "--keys",
+        &p("keys"),
+        "--before",
+        &p("run/ckpt_0.safetensors"),
+        "--after",
+        &p("run/ckpt_2.safetensors"),
+        "--batch",
+        &p("run/batch_0.safetensors"),
+        "--out",
+        &p("bad.zkstep"),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("differs from the declared step at layer"),
+        "{err}"
+    );
+    assert!(!d.path().join("bad.zkstep").exists());
+    // prove: a batch of another step
+    let (ok, _, err) = run(&[
+        "prove",
+        "--spec",
+        &p("spec.toml"),
+        "--keys",
+        &p("keys"),
+        "--before",
+        &p("run/ckpt_0.safetensors"),
+        "--after",
+        &p("run/ckpt_1.safetensors"),
+        "--batch",
+        &p("run/batch_1.safetensors"),
+        "--out",
+        &p("bad.zkstep"),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("batch_1.safetensors") && err.contains("step 1"),
+        "{err}"
+    );
+    // prove: keys of another spec
+    std::fs::write(p("other.toml"), SPEC.replace("lr = 0.1", "lr = 0.3")).unwrap();
+    let (ok, _, err) = run(&[
+        "prove",
+        "--spec",
+        &p("other.toml"),
+        "--keys",
+        &p("keys"),
+        "--before",
+        &p("run/ckpt_0.safetensors"),
+        "--after",
+        &p("run/ckpt_1.safetensors"),
+        "--batch",
+        &p("run/batch_0.safetensors"),
+        "--out",
+        &p("bad.zkstep"),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("ckpt_0.safetensors") || err.contains("another spec"),
+        "{err}"
+    );
+    // keygen refuses to overwrite keys
+    let (ok, _, err) = run(&[
+        "keygen",
+        "--spec",
+        &p("spec.toml"),
+        "--out",
+        &p("keys"),
+        "--rows",
+        "2",
+    ]);
+    assert!(!ok && err.contains("already exists"), "{err}");
+}

@@ -1,0 +1,243 @@
+//! The verifier on stored fixtures (params/fixtures, made by
+//! `cargo run --release -p zkstep-examples --example make_fixtures`), without
+//! the prover: accepts the honest proof, rejects every wrong statement, and
+//! calls malformed files malformed.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use zkstep_core::commit::{commit_batch, commit_params};
+use zkstep_core::format::{read_batch, read_checkpoint};
+use zkstep_core::ModelSpec;
+use zkstep_verifier::{read_proof, read_verifying_key, verify, VerifyError};
+
+fn fx(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../params/fixtures")
+        .join(name)
+}
+
+fn bytes(name: &str) -> Vec<u8> {
+    std::fs::read(fx(name)).unwrap()
+}
+
+#[test]
+fn honest_proof_is_accepted_and_binds_the_files() {
+    let vk = read_verifying_key(&bytes("verifying.key")).unwrap();
+    let p = read_proof(&bytes("proof.zkstep")).unwrap();
+    let (st, _) = verify(&vk, &p, None).unwrap();
+    let spec = ModelSpec::from_file(&fx("spec.toml")).unwrap();
+    assert_eq!(
+        st.c_before,
+        commit_params(
+            &spec,
+            &read_checkpoint(&fx("before.safetensors"), &spec).unwrap()
+        )
+    );
+    assert_eq!(
+        st.c_after,
+        commit_params(
+            &spec,
+            &read_checkpoint(&fx("after.safetensors"), &spec).unwrap()
+        )
+    );
+    assert_eq!(
+        st.c_batch,
+        commit_batch(
+            &spec,
+            &read_batch(&fx("batch.safetensors"), &spec).unwrap().0
+        )
+    );
+}
+
+#[test]
+fn wrong_statements_are_rejected() {
+    let vk = read_verifying_key(&bytes("verifying.key")).unwrap();
+    let honest = read_proof(&bytes("proof.zkstep")).unwrap();
+    let one = zkstep_core::Fr::from(1u64);
+    let cases: Vec<(&str, Box<dyn Fn(&mut zkstep_verifier::Proof)>)> = vec![
+        (
+            "c_before",
+            Box::new(move |p| p.payload.statement.c_before += one),
+        ),
+        (
+            "c_after",
+            Box::new(move |p| p.payload.statement.c_after += one),
+        ),
+        (
+            "c_batch",
+            Box::new(move |p| p.payload.statement.c_batch += one),
+        ),
+        ("step", Box::new(|p| p.payload.statement.step += 1)),
+        ("challenge", Box::new(move |p| p.rho_bump(one))),
+        ("folds", Box::new(|p| p.payload.num_folds += 1)),
+    ];
+    for (name, mutate) in cases {
+        let mut p = read_proof(&bytes("proof.zkstep")).unwrap();
+        mutate(&mut p);
+        assert!(
+            matches!(verify(&vk, &p, None), Err(VerifyError::Rejected(_))),
+            "a proof with another {name} was not rejected"
+        );
+    }
+    // expected statement differs from the proof's
+    let mut want = honest.statement();
+    want.c_after += one;
+    assert!(matches!(
+        verify(&vk, &honest, Some(&want)),
+        Err(VerifyError::Rejected(_))
+    ));
+}
+
+trait Bump {
+    fn rho_bump(&mut self, d: zkstep_core::Fr);
+}
+impl Bump for zkstep_verifier::Proof {
+    fn rho_bump(&mut self, d: zkstep_core::Fr) {
+        self.payload.rho += d;
+    }
+}
+
+#[test]
+fn proof_for_spec_a_is_rejected_by_spec_b_key() {
+    let vk_b = read_verifying_key(&bytes("other_verifying.key")).unwrap();
+    let p = read_proof(&bytes("proof.zkstep")).unwrap();
+    match verify(&vk_b, &p, None) {
+        Err(VerifyError::Rejected(m)) => assert!(m.contains("spec"), "{m}"),
+        other => panic!("expected rejection, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn malformed_files_are_malformed() {
+    let p = bytes("proof.zkstep");
+    assert!(matches!(
+        read_proof(&p[..p.len() - 7]),
+        Err(VerifyError::Malformed(_))
+    ));
+    let mut flipped = p.clone();
+    let at = flipped.len() / 2;
+    flipped[at] ^= 0x10;
+    assert!(matches!(
+        read_proof(&flipped),
+        Err(VerifyError::Malformed(_))
+    ));
+    assert!(
+        matches!(
+            read_proof(&bytes("verifying.key")),
+            Err(VerifyError::Malformed(_))
+        ),
+        "a key is not a proof"
+    );
+    assert!(
+        matches!(read_verifying_key(&p), Err(VerifyError::Malformed(_))),
+        "a proof is not a key"
+    );
+    assert!(matches!(
+        read_verifying_key(b"not a key"),
+        Err(VerifyError::Malformed(_))
+    ));
+}
+
+fn verify_bin(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_zkstep-verify"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn binary_exit_codes_and_file_checks() {
+    let s = |n: &str| fx(n).display().to_string();
+    let (rc, out, _) = verify_bin(&[
+        "--vk",
+        &s("verifying.key"),
+        "--proof",
+        &s("proof.zkstep"),
+        "--json",
+    ]);
+    assert_eq!(rc, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["accepted"], true);
+    assert_eq!(v["params"], "dev");
+    let (rc, out, _) = verify_bin(&[
+        "--vk",
+        &s("verifying.key"),
+        "--proof",
+        &s("proof.zkstep"),
+        "--spec",
+        &s("spec.toml"),
+        "--before",
+        &s("before.safetensors"),
+        "--after",
+        &s("after.safetensors"),
+        "--batch",
+        &s("batch.safetensors"),
+    ]);
+    assert_eq!(rc, 0, "{out}");
+    assert!(out.contains("ACCEPTED"));
+    // the after-checkpoint given as the before one
+    let (rc, _, err) = verify_bin(&[
+        "--vk",
+        &s("verifying.key"),
+        "--proof",
+        &s("proof.zkstep"),
+        "--spec",
+        &s("spec.toml"),
+        "--before",
+        &s("after.safetensors"),
+    ]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("REJECTED"));
+    // another spec's key
+    let (rc, _, err) = verify_bin(&[
+        "--vk",
+        &s("other_verifying.key"),
+        "--proof",
+        &s("proof.zkstep"),
+    ]);
+    assert_eq!(rc, 1, "{err}");
+    // a checkpoint file for the key's spec, but the spec flag names another
+    let (rc, _, err) = verify_bin(&[
+        "--vk",
+        &s("verifying.key"),
+        "--proof",
+        &s("proof.zkstep"),
+        "--spec",
+        &s("other_spec.toml"),
+        "--before",
+        &s("before.safetensors"),
+    ]);
+    assert_eq!(rc, 1, "{err}");
+    // malformed: a truncated proof, a missing file
+    let dir = tempfile_dir();
+    let cut = dir.join("cut.zkstep");
+    let p = bytes("proof.zkstep");
+    std::fs::write(&cut, &p[..100]).unwrap();
+    let (rc, _, err) = verify_bin(&[
+        "--vk",
+        &s("verifying.key"),
+        "--proof",
+        &cut.display().to_string(),
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("cut.zkstep") && err.contains("truncated"),
+        "{err}"
+    );
+    let (rc, _, err) = verify_bin(&["--vk", &s("nope.key"), "--proof", &s("proof.zkstep")]);
+    assert_eq!(rc, 2);
+    assert!(err.contains("nope.key"), "{err}");
+    assert!(!err.contains("panicked"));
+}
+
+fn tempfile_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("zkstep-verify-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
