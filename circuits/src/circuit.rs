@@ -77,6 +77,24 @@ impl StepCircuit<Fr> for TileCircuit {
     }
 }
 
+/// Constraints of the step circuit of a layout (shape synthesis, no witness).
+pub fn count_constraints(layout: &Layout) -> usize {
+    use nova_snark::frontend::shape_cs::ShapeCS;
+    let lay = Arc::new(layout.clone());
+    let mut cs = ShapeCS::<crate::engine::E1>::new();
+    let z: Result<Vec<A>, _> = (0..lay.arity())
+        .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::ZERO)))
+        .collect();
+    let Ok(z) = z else { return usize::MAX };
+    let before = cs.num_constraints();
+    let ok = synthesize_tile(&mut cs.namespace(|| "step"), &lay, None, &z).is_ok();
+    if ok {
+        cs.num_constraints() - before
+    } else {
+        usize::MAX
+    }
+}
+
 /// Allocate a value from the witness (None during shape synthesis).
 fn wv<CS: ConstraintSystem<Fr>, T>(
     cs: CS,
@@ -179,8 +197,8 @@ fn synthesize_tile<CS: ConstraintSystem<Fr>>(
             )
         })
         .collect::<Result<_, _>>()?;
-    for f in 4..10 {
-        enforce_bool(cs_d.namespace(|| format!("flag{f}")), &var(&fields[f]));
+    for (f, flag) in fields.iter().enumerate().skip(4) {
+        enforce_bool(cs_d.namespace(|| format!("flag{f}")), &var(flag));
     }
     let (is_relu, is_top, is_input, first, last, is_final) = (
         var(&fields[4]),

@@ -14,7 +14,7 @@
 //! | ppsnark / ppsnark | 57 s | 4.1 GB | 290 ms |
 //!
 //! ppsnark's compression memory grows with the fold (8.3 GB at 197k
-//! constraints), which is why the default fold budget is 2¹⁶.
+//! constraints), which is why the default fold budget is 2¹⁷.
 
 use crate::circuit::TileCircuit;
 

@@ -16,10 +16,11 @@ use zkstep_core::poseidon::{h24, Fr, RATE};
 use zkstep_core::spec::{Activation, Optimizer};
 use zkstep_core::ModelSpec;
 
-/// Default bound on the constraints of one fold's step circuit. 2¹⁶ keeps the
-/// preprocessing compression (ppsnark) near 4 GB of memory; folding itself
-/// would allow far more (about 2.7 KB per constraint).
-pub const DEFAULT_FOLD_BUDGET: usize = 1 << 16;
+/// Default bound on the constraints of one fold's step circuit. 2¹⁷ keeps the
+/// preprocessing compression (ppsnark) near 6 GB of memory (it needs about
+/// 4 GB at 2¹⁶ and 8 GB at 2¹⁸ here) while one output unit of a 64-wide layer
+/// still fits; folding itself would allow far more (about 2.7 KB per constraint).
+pub const DEFAULT_FOLD_BUDGET: usize = 1 << 17;
 
 /// Domain tags of the chains that live only inside proofs.
 pub mod domain {
@@ -183,25 +184,35 @@ impl Layout {
                 ))
             }
             None => {
-                let mut best = 1;
-                for r in 1..=widest_layer {
+                // the fold's size grows with rows: find the most that fit the budget
+                let fits = |layout: &mut Layout, r: usize| {
                     layout.rows = r;
-                    if layout.estimate_constraints() <= budget {
-                        best = r;
+                    layout.count_constraints() <= budget
+                };
+                if !fits(&mut layout, 1) {
+                    return Err(CircuitError::Layout(format!(
+                        "one output unit of the widest layer needs {} constraints per fold, more than the fold budget {budget}; raise --fold-budget or use --rows 1",
+                        layout.count_constraints()
+                    )));
+                }
+                let (mut lo, mut hi) = (1, 2);
+                while hi <= widest_layer && fits(&mut layout, hi) {
+                    lo = hi;
+                    hi *= 2;
+                }
+                let mut hi = hi.min(widest_layer + 1);
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2;
+                    if fits(&mut layout, mid) {
+                        lo = mid;
                     } else {
-                        break;
+                        hi = mid;
                     }
                 }
-                best
+                lo
             }
         };
         layout.rows = r;
-        if rows.is_none() && layout.estimate_constraints() > budget {
-            return Err(CircuitError::Layout(format!(
-                "one row of the widest layer needs about {} constraints, more than the fold budget {budget}; raise --fold-budget",
-                layout.estimate_constraints()
-            )));
-        }
         layout.schedule = layout.make_schedule();
         Ok(layout)
     }
@@ -275,33 +286,9 @@ impl Layout {
         ceil_div(self.n_max, self.rows)
     }
 
-    /// Analytic estimate of the step circuit's constraints (pinned against the
-    /// real count by a snapshot test; used to choose rows per tile).
-    pub fn estimate_constraints(&self) -> usize {
-        let (b, r, n) = (self.batch, self.rows, self.n_max);
-        let bits = self.spec.value_range.bits as usize + 1;
-        let perm = 800; // one h24, measured ≈ 790
-        let momentum = self.momentum();
-        let per_weight = if momentum {
-            4 * bits + (bits + 62) * 2 + 62 + 6
-        } else {
-            2 * bits + 122 + 3
-        };
-        let per_row = n * per_weight
-            + 2 * perms_for_values(self.record_len) * perm
-            + perm * perms_for_values(n) // transcript share of the row
-            + 8 * b
-            + 4 * bits
-            + 130;
-        let per_cell = 4 * bits + 4 * 31 + 12;
-        let per_col = 2 * perms_for_values(b) * perm + b + 4;
-        let fixed = (self.max_pow() + b) * 2
-            + (self.ta_records() * perms_for_values(3 * r) + perms_for_values(3 * b) * 2 + 4)
-                * perm
-            + 3 * b
-            + 2 * (n + r)
-            + 4000;
-        fixed + r * per_row + r * b * per_cell + r * per_col + perm * perms_for_values(4 * r * b)
+    /// Exact number of constraints of this layout's step circuit (synthesised shape).
+    pub fn count_constraints(&self) -> usize {
+        crate::circuit::count_constraints(self)
     }
 
     /// The initial state z₀ for a statement and challenge.

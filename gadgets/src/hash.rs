@@ -36,8 +36,7 @@ pub fn h24<CS: ConstraintSystem<Fr>>(mut cs: CS, inputs: &[Expr]) -> Result<Allo
         nova_snark::frontend::SynthesisError::Unsatisfiable("sponge squeezed nothing".into())
     })?;
     let mut out_ns = ns.namespace(|| "out");
-    let r = e.ensure_allocated(&mut out_ns);
-    r
+    e.ensure_allocated(&mut out_ns)
 }
 
 /// Pack signed values (each range-checked to 64 bits elsewhere) three to an

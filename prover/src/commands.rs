@@ -321,7 +321,8 @@ pub fn demo(steps: u64, out_dir: Option<&Path>, json: bool, no_prove: bool) -> R
             crate::outln!("\nkeygen: dev params — a fresh random tau made here; sound for whoever ran keygen, not for public verification");
         }
         let tk = Instant::now();
-        let keys = make_keys(&s, None, zkstep_circuits::DEFAULT_FOLD_BUDGET, Setup::Dev)?;
+        // a small budget keeps the demo's compression near 4 GB of memory
+        let keys = make_keys(&s, None, 1 << 16, Setup::Dev)?;
         let keygen_s = tk.elapsed().as_secs_f64();
         let (c1, _) = keys.pp.num_constraints();
         if !json {

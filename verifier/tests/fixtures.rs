@@ -2,7 +2,11 @@
 //! `cargo run --release -p zkstep-examples --example make_fixtures`), without
 //! the prover: accepts the honest proof, rejects every wrong statement, and
 //! calls malformed files malformed.
-#![allow(clippy::unwrap_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::type_complexity,
+    clippy::needless_range_loop
+)]
 
 use std::path::PathBuf;
 use std::process::Command;

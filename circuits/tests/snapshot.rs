@@ -1,0 +1,61 @@
+//! Snapshot of the fold's size for a few specs, so a change in circuit size
+//! shows in review (`UPDATE_EXPECT=1 cargo test -p zkstep-circuits --test snapshot`
+//! to accept a deliberate change).
+#![allow(clippy::unwrap_used)]
+mod common;
+use common::*;
+use expect_test::expect;
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::shape_cs::ShapeCS;
+use nova_snark::frontend::ConstraintSystem;
+use nova_snark::provider::Bn256EngineKZG;
+use nova_snark::traits::circuit::StepCircuit;
+use std::sync::Arc;
+use zkstep_circuits::{Layout, TileCircuit};
+use zkstep_core::spec::demo_spec;
+use zkstep_core::{Fr, ModelSpec};
+
+fn shape(layout: &Layout) -> String {
+    let lay = Arc::new(layout.clone());
+    let mut cs = ShapeCS::<Bn256EngineKZG>::new();
+    let z: Vec<AllocatedNum<Fr>> = (0..lay.arity())
+        .map(|i| {
+            AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::from(0u64))).unwrap()
+        })
+        .collect();
+    let before = cs.num_constraints();
+    TileCircuit::shape(lay.clone())
+        .synthesize(&mut cs.namespace(|| "step"), &z)
+        .unwrap();
+    let n = cs.num_constraints() - before;
+    assert_eq!(n, lay.count_constraints());
+    format!(
+        "rows {} folds {} arity {} constraints/fold {n}",
+        lay.rows,
+        lay.num_folds(),
+        lay.arity()
+    )
+}
+
+#[test]
+fn constraint_counts() {
+    let tiny = ModelSpec::from_toml_str(TWO_LAYER).unwrap();
+    expect!["rows 2 folds 5 arity 22 constraints/fold 17354"]
+        .assert_eq(&shape(&Layout::new(&tiny, Some(2), usize::MAX).unwrap()));
+    let mom = ModelSpec::from_toml_str(
+        &TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
+    )
+    .unwrap();
+    expect!["rows 1 folds 9 arity 22 constraints/fold 14944"]
+        .assert_eq(&shape(&Layout::new(&mom, Some(1), usize::MAX).unwrap()));
+    expect!["rows 11 folds 6 arity 27 constraints/fold 128286"].assert_eq(&shape(
+        &Layout::new(&demo_spec(), None, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
+    ));
+    let wide = ModelSpec::from_toml_str(
+        "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
+    )
+    .unwrap();
+    expect!["rows 4 folds 32 arity 27 constraints/fold 112610"].assert_eq(&shape(
+        &Layout::new(&wide, None, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
+    ));
+}
