@@ -2,9 +2,10 @@
 //! reference executor, write the run (checkpoints, batches, run.json) and
 //! report loss and accuracy.
 //!
-//! `cargo run --release -p zkstep-examples --example digits -- [STEPS] [OUT_DIR]`
+//! `cargo run --release -p zkstep-examples --example digits -- [STEPS] [OUT_DIR] [prove]`
 //!
-//! Proving and verifying these steps join this example with the proving core.
+//! With `prove`, it then makes dev keys, proves the last step and verifies the
+//! proof with only the verifier crate (a few minutes and about 8 GB on 2 cores).
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
@@ -20,13 +21,16 @@ use zkstep_core::{step, Checkpoint, ModelSpec};
 const SPEC: &str = "batch_size = 32\n[optimizer]\nkind = \"momentum\"\nlr = 0.05\nmu = 0.9\n[[layers]]\ninputs = 64\noutputs = 32\nactivation = \"relu\"\n[[layers]]\ninputs = 32\noutputs = 10\n";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // halo2curves prints debug lines when it checks G2 points: keep stdout for ours
+    zkstep_prover::out::init();
+    let _quiet = gag::Gag::stdout().ok();
     let mut args = std::env::args().skip(1);
     let steps: u64 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(300);
     let out: Option<PathBuf> = args.next().map(PathBuf::from);
     let spec = ModelSpec::from_toml_str(SPEC)?;
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/digits.safetensors");
     let ds = read_dataset(&data, spec.value_range)?;
-    println!(
+    zkstep_prover::outln!(
         "digits: {} samples, quantised with max |error| {:.2e}",
         ds.x.rows, ds.report.max_abs_err
     );
@@ -47,32 +51,50 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Ok((loss / (o.rows * 10) as f64, correct as f64 / o.rows as f64))
     };
+    let prove_last = args.next().as_deref() == Some("prove");
     let mut ck = Checkpoint::init(&spec, 5);
+    let mut last = None;
     if let Some(d) = &out {
         std::fs::create_dir_all(d)?;
         write_checkpoint(&d.join("ckpt_0.safetensors"), &spec, &ck)?;
     }
     let (l0, a0) = eval(&ck)?;
-    println!("before: loss {l0:.5}, accuracy {:.1}%", 100.0 * a0);
+    zkstep_prover::outln!("before: loss {l0:.5}, accuracy {:.1}%", 100.0 * a0);
     let t0 = std::time::Instant::now();
     for t in 0..steps {
         let batch = make_batch(&ds, spec.batch_size, t, 1, random_salt(&mut rand_salt()));
-        ck = step(&spec, &ck, &batch)?.after;
+        let next = step(&spec, &ck, &batch)?.after;
+        if t + 1 == steps {
+            last = Some((ck.clone(), next.clone(), batch.clone()));
+        }
+        ck = next;
         if let Some(d) = &out {
             write_batch(&d.join(format!("batch_{t}.safetensors")), &spec, &batch, t)?;
             write_checkpoint(&d.join(format!("ckpt_{}.safetensors", t + 1)), &spec, &ck)?;
         }
     }
     let (l1, a1) = eval(&ck)?;
-    println!(
+    zkstep_prover::outln!(
         "after {steps} steps ({:.2?}): loss {l1:.5}, accuracy {:.1}%",
         t0.elapsed(),
         100.0 * a1
     );
-    println!(
+    zkstep_prover::outln!(
         "Commit(θ_{steps}) = {}",
         fr_to_hex(&commit_params(&spec, &ck))
     );
+    if let (true, Some((before, after, batch))) = (prove_last, last) {
+        let t = std::time::Instant::now();
+        let keys = zkstep_prover::ivc::keygen(&spec, None, zkstep_circuits::DEFAULT_FOLD_BUDGET, zkstep_prover::ivc::Setup::Dev)?;
+        zkstep_prover::outln!("dev keys in {:.1?}: {} folds per step", t.elapsed(), keys.layout.num_folds());
+        let (proof, tm) = zkstep_prover::ivc::prove(&keys, &before, &after, &batch, true)?;
+        let bytes = zkstep_prover::ivc::proof_bytes(&keys, &proof)?;
+        zkstep_prover::outln!("proof: {} bytes; folding {:.1} s, compression {:.1} s", bytes.len(), tm.fold_s, tm.compress_s);
+        // verify with only the verifier crate, from bytes, as a third party would
+        let vk = zkstep_verifier::read_verifying_key(&zkstep_prover::ivc::verifying_key_bytes(&keys)?)?;
+        let (st, dt) = zkstep_verifier::verify(&vk, &zkstep_verifier::read_proof(&bytes)?, None)?;
+        zkstep_prover::outln!("verified step {} in {dt:.1?}: c_after = Commit(θ_{steps}) is {}", st.step, st.c_after == commit_params(&spec, &ck));
+    }
     Ok(())
 }
 

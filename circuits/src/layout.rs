@@ -191,7 +191,7 @@ impl Layout {
                 };
                 if !fits(&mut layout, 1) {
                     return Err(CircuitError::Layout(format!(
-                        "one output unit of the widest layer needs {} constraints per fold, more than the fold budget {budget}; raise --fold-budget or use --rows 1",
+                        "one output unit of the widest layer needs {} constraints per fold, more than the fold budget {budget}; raise --fold-budget, or pass --rows 1 to accept a fold of that size",
                         layout.count_constraints()
                     )));
                 }

@@ -123,3 +123,20 @@ fn prove_compress_verify_and_reject() {
         Err(VerifyError::Rejected(_))
     ));
 }
+
+#[test]
+fn momentum_three_layers_prove_and_verify() {
+    let spec = ModelSpec::from_toml_str("batch_size = 2\n[optimizer]\nkind = \"momentum\"\nlr = 0.05\nmu = 0.9\n[[layers]]\ninputs = 2\noutputs = 3\nactivation = \"relu\"\n[[layers]]\ninputs = 3\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n").unwrap();
+    let keys = keygen(&spec, Some(2), usize::MAX, Setup::Dev).unwrap();
+    // two steps so that the second starts from non-zero velocities
+    let c0 = Checkpoint::init(&spec, 4);
+    let b0 = batch(&spec, 4);
+    let c1 = step(&spec, &c0, &b0).unwrap().after;
+    let b1 = batch(&spec, 5);
+    let c2 = step(&spec, &c1, &b1).unwrap().after;
+    let vk = read_verifying_key(&verifying_key_bytes(&keys).unwrap()).unwrap();
+    let (p1, _) = prove(&keys, &c1, &c2, &b1, false).unwrap();
+    let (st, _) = verify(&vk, &read_proof(&proof_bytes(&keys, &p1).unwrap()).unwrap(), None).unwrap();
+    assert_eq!(st.step, 1);
+    assert_eq!(st.c_before, zkstep_core::commit::commit_params(&spec, &c1));
+}
