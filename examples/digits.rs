@@ -32,7 +32,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ds = read_dataset(&data, spec.value_range)?;
     zkstep_prover::outln!(
         "digits: {} samples, quantised with max |error| {:.2e}",
-        ds.x.rows, ds.report.max_abs_err
+        ds.x.rows,
+        ds.report.max_abs_err
     );
     let eval = |ck: &Checkpoint| -> Result<(f64, f64), zkstep_core::CoreError> {
         let o = predict(&spec, ck, &ds.x)?;
@@ -85,15 +86,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     if let (true, Some((before, after, batch))) = (prove_last, last) {
         let t = std::time::Instant::now();
-        let keys = zkstep_prover::ivc::keygen(&spec, None, zkstep_circuits::DEFAULT_FOLD_BUDGET, zkstep_prover::ivc::Setup::Dev)?;
-        zkstep_prover::outln!("dev keys in {:.1?}: {} folds per step", t.elapsed(), keys.layout.num_folds());
+        let keys = zkstep_prover::ivc::keygen(
+            &spec,
+            None,
+            zkstep_circuits::DEFAULT_FOLD_BUDGET,
+            zkstep_prover::ivc::Setup::Dev,
+        )?;
+        zkstep_prover::outln!(
+            "dev keys in {:.1?}: {} folds per step",
+            t.elapsed(),
+            keys.layout.num_folds()
+        );
         let (proof, tm) = zkstep_prover::ivc::prove(&keys, &before, &after, &batch, true)?;
         let bytes = zkstep_prover::ivc::proof_bytes(&keys, &proof)?;
-        zkstep_prover::outln!("proof: {} bytes; folding {:.1} s, compression {:.1} s", bytes.len(), tm.fold_s, tm.compress_s);
+        zkstep_prover::outln!(
+            "proof: {} bytes; folding {:.1} s, compression {:.1} s",
+            bytes.len(),
+            tm.fold_s,
+            tm.compress_s
+        );
         // verify with only the verifier crate, from bytes, as a third party would
-        let vk = zkstep_verifier::read_verifying_key(&zkstep_prover::ivc::verifying_key_bytes(&keys)?)?;
+        let vk =
+            zkstep_verifier::read_verifying_key(&zkstep_prover::ivc::verifying_key_bytes(&keys)?)?;
         let (st, dt) = zkstep_verifier::verify(&vk, &zkstep_verifier::read_proof(&bytes)?, None)?;
-        zkstep_prover::outln!("verified step {} in {dt:.1?}: c_after = Commit(θ_{steps}) is {}", st.step, st.c_after == commit_params(&spec, &ck));
+        zkstep_prover::outln!(
+            "verified step {} in {dt:.1?}: c_after = Commit(θ_{steps}) is {}",
+            st.step,
+            st.c_after == commit_params(&spec, &ck)
+        );
     }
     Ok(())
 }

@@ -136,7 +136,12 @@ fn momentum_three_layers_prove_and_verify() {
     let c2 = step(&spec, &c1, &b1).unwrap().after;
     let vk = read_verifying_key(&verifying_key_bytes(&keys).unwrap()).unwrap();
     let (p1, _) = prove(&keys, &c1, &c2, &b1, false).unwrap();
-    let (st, _) = verify(&vk, &read_proof(&proof_bytes(&keys, &p1).unwrap()).unwrap(), None).unwrap();
+    let (st, _) = verify(
+        &vk,
+        &read_proof(&proof_bytes(&keys, &p1).unwrap()).unwrap(),
+        None,
+    )
+    .unwrap();
     assert_eq!(st.step, 1);
     assert_eq!(st.c_before, zkstep_core::commit::commit_params(&spec, &c1));
 }
