@@ -30,6 +30,8 @@ pub fn keygen(
     json: bool,
 ) -> Result<()> {
     let s = ModelSpec::from_file(spec)?;
+    // fail on an unusable output directory before spending minutes on keygen
+    std::fs::create_dir_all(out).map_err(|e| ProverError::io(out, e))?;
     refuse_existing(&out.join(PROVING_KEY_FILE), force)?;
     refuse_existing(&out.join(VERIFYING_KEY_FILE), force)?;
     if let Some(d) = ptau {
