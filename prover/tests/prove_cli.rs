@@ -126,6 +126,24 @@ fn three_chained_steps_prove_and_verify() {
             .is_err());
         }
     }
+    // `zkstep prove` with the given spec and files, writing bad.zkstep
+    let prove_bad = |spec: &str, before: &str, after: &str, batch: &str| {
+        run(&[
+            "prove",
+            "--spec",
+            &p(spec),
+            "--keys",
+            &p("keys"),
+            "--before",
+            &p(before),
+            "--after",
+            &p(after),
+            "--batch",
+            &p(batch),
+            "--out",
+            &p("bad.zkstep"),
+        ])
+    };
     // a second run skips every step
     let (ok, out, _) = run(&[
         "prove-run",
@@ -144,21 +162,12 @@ fn three_chained_steps_prove_and_verify() {
         .all(|x| x["skipped"] == true));
 
     // prove: an after-checkpoint that is not the declared step
-    let (ok, _, err) = run(&[
-        "prove",
-        "--spec",
-        &p("spec.toml"),
-        "--keys",
-        &p("keys"),
-        "--before",
-        &p("run/ckpt_0.safetensors"),
-        "--after",
-        &p("run/ckpt_2.safetensors"),
-        "--batch",
-        &p("run/batch_0.safetensors"),
-        "--out",
-        &p("bad.zkstep"),
-    ]);
+    let (ok, _, err) = prove_bad(
+        "spec.toml",
+        "run/ckpt_0.safetensors",
+        "run/ckpt_2.safetensors",
+        "run/batch_0.safetensors",
+    );
     assert!(!ok);
     assert!(
         err.contains("differs from the declared step at layer"),
@@ -166,21 +175,12 @@ fn three_chained_steps_prove_and_verify() {
     );
     assert!(!d.path().join("bad.zkstep").exists());
     // prove: a batch of another step
-    let (ok, _, err) = run(&[
-        "prove",
-        "--spec",
-        &p("spec.toml"),
-        "--keys",
-        &p("keys"),
-        "--before",
-        &p("run/ckpt_0.safetensors"),
-        "--after",
-        &p("run/ckpt_1.safetensors"),
-        "--batch",
-        &p("run/batch_1.safetensors"),
-        "--out",
-        &p("bad.zkstep"),
-    ]);
+    let (ok, _, err) = prove_bad(
+        "spec.toml",
+        "run/ckpt_0.safetensors",
+        "run/ckpt_1.safetensors",
+        "run/batch_1.safetensors",
+    );
     assert!(!ok);
     assert!(
         err.contains("batch_1.safetensors") && err.contains("step 1"),
@@ -188,21 +188,12 @@ fn three_chained_steps_prove_and_verify() {
     );
     // prove: keys of another spec
     std::fs::write(p("other.toml"), SPEC.replace("lr = 0.1", "lr = 0.3")).unwrap();
-    let (ok, _, err) = run(&[
-        "prove",
-        "--spec",
-        &p("other.toml"),
-        "--keys",
-        &p("keys"),
-        "--before",
-        &p("run/ckpt_0.safetensors"),
-        "--after",
-        &p("run/ckpt_1.safetensors"),
-        "--batch",
-        &p("run/batch_0.safetensors"),
-        "--out",
-        &p("bad.zkstep"),
-    ]);
+    let (ok, _, err) = prove_bad(
+        "other.toml",
+        "run/ckpt_0.safetensors",
+        "run/ckpt_1.safetensors",
+        "run/batch_0.safetensors",
+    );
     assert!(!ok);
     assert!(
         err.contains("ckpt_0.safetensors") || err.contains("another spec"),
