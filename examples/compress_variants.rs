@@ -6,29 +6,23 @@ use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use std::sync::Arc;
 use std::time::Instant;
 use zkstep_circuits::engine::{E1, E2, EE1, EE2};
-use zkstep_circuits::witness::build_witnesses;
 use zkstep_circuits::{Layout, TileCircuit};
-use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::data::{make_batch, two_moons};
 use zkstep_core::model::seeded_salt;
 use zkstep_core::spec::demo_spec;
 use zkstep_core::{step, Checkpoint};
+use zkstep_prover::ivc::{fold_inputs, FoldInputs};
 
 fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str, rows: usize) {
     let s = demo_spec();
     let ds = two_moons(64, 0.1, 1);
     let before = Checkpoint::init(&s, 1);
     let batch = make_batch(&ds, s.batch_size, 0, 1, seeded_salt(1, 0));
-    let trace = step(&s, &before, &batch).unwrap();
+    let after = step(&s, &before, &batch).unwrap().after;
     let lay = Arc::new(Layout::new(&s, Some(rows), usize::MAX).unwrap());
-    let (ws, rho) = build_witnesses(&lay, &trace, &before, &batch).unwrap();
-    let z0 = lay.initial_state(
-        commit_params(&s, &before),
-        commit_params(&s, &trace.after),
-        commit_batch(&s, &batch),
-        0,
-        rho,
-    );
+    let FoldInputs {
+        z0, circuits: cs, ..
+    } = fold_inputs(&lay, &before, &after, &batch).unwrap();
     let t = Instant::now();
     let pp = PublicParams::<E1, E2, TileCircuit>::setup(
         &TileCircuit::shape(lay.clone()),
@@ -38,13 +32,6 @@ fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str,
     .unwrap();
     let (pk, vk) = CompressedSNARK::<E1, E2, TileCircuit, S1, S2>::setup(&pp).unwrap();
     let keygen = t.elapsed();
-    let cs: Vec<TileCircuit> = ws
-        .into_iter()
-        .map(|w| TileCircuit {
-            layout: lay.clone(),
-            witness: Some(Arc::new(w)),
-        })
-        .collect();
     let t = Instant::now();
     let mut rs = RecursiveSNARK::new(&pp, &cs[0], &z0).unwrap();
     for c in &cs {

@@ -77,22 +77,47 @@ impl StepCircuit<Fr> for TileCircuit {
     }
 }
 
+/// Size of the step circuit of a layout: what the prover's memory follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapeStats {
+    /// R1CS constraints.
+    pub constraints: usize,
+    /// Private variables (the witness).
+    pub variables: usize,
+    /// Non-zero entries of A, B and C together.
+    pub nonzeros: usize,
+}
+
 /// Constraints of the step circuit of a layout (shape synthesis, no witness).
 pub fn count_constraints(layout: &Layout) -> usize {
+    shape_stats(layout).map_or(usize::MAX, |s| s.constraints)
+}
+
+/// Shape statistics of the step circuit of a layout (synthesis without a
+/// witness); `None` if the layout cannot be synthesised.
+pub fn shape_stats(layout: &Layout) -> Option<ShapeStats> {
     use nova_snark::frontend::shape_cs::ShapeCS;
     let lay = Arc::new(layout.clone());
     let mut cs = ShapeCS::<crate::engine::E1>::new();
     let z: Result<Vec<A>, _> = (0..lay.arity())
         .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::ZERO)))
         .collect();
-    let Ok(z) = z else { return usize::MAX };
-    let before = cs.num_constraints();
-    let ok = synthesize_tile(&mut cs.namespace(|| "step"), &lay, None, &z).is_ok();
-    if ok {
-        cs.num_constraints() - before
-    } else {
-        usize::MAX
-    }
+    let z = z.ok()?;
+    let (c0, v0) = (cs.num_constraints(), cs.num_aux());
+    synthesize_tile(&mut cs.namespace(|| "step"), &lay, None, &z).ok()?;
+    // as Nova builds its matrices: zero coefficients are not entries
+    let nz = |lc: &nova_snark::frontend::LinearCombination<Fr>| {
+        lc.iter().filter(|(_, c)| !bool::from(c.is_zero())).count()
+    };
+    let nonzeros = cs.constraints[c0..]
+        .iter()
+        .map(|(a, b, c)| nz(a) + nz(b) + nz(c))
+        .sum();
+    Some(ShapeStats {
+        constraints: cs.num_constraints() - c0,
+        variables: cs.num_aux() - v0,
+        nonzeros,
+    })
 }
 
 /// Allocate a value from the witness (None during shape synthesis).
@@ -161,6 +186,38 @@ fn prefix_mask<CS: ConstraintSystem<Fr>>(
     Ok(m)
 }
 
+/// `[1, x, x², …, x^upto]` (upto − 1 multiplications).
+fn powers_of<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    x: &Expr,
+    upto: usize,
+) -> Result<Vec<Expr>, SynthesisError> {
+    let mut p: Vec<Expr> = vec![cst::<CS>(Fr::ONE), x.clone()];
+    for k in 2..=upto {
+        let v = mul(cs.namespace(|| format!("p{k}")), &p[k - 1], x)?;
+        p.push(var(&v));
+    }
+    p.truncate(upto + 1);
+    Ok(p)
+}
+
+/// x^{j0} of a tile: 1 on a layer's first tile, else the previous tile's
+/// offset times x^R.
+fn tile_offset<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    first: &Expr,
+    prev: &Expr,
+    x_r: &Expr,
+) -> Result<A, SynthesisError> {
+    let next = mul(cs.namespace(|| "next"), prev, x_r)?;
+    select(
+        cs.namespace(|| "off"),
+        first,
+        &cst::<CS>(Fr::ONE),
+        &var(&next),
+    )
+}
+
 #[allow(clippy::too_many_lines)]
 fn synthesize_tile<CS: ConstraintSystem<Fr>>(
     cs: &mut CS,
@@ -218,12 +275,6 @@ fn synthesize_tile<CS: ConstraintSystem<Fr>>(
         r,
         w.map(|w| w.desc.rows_active),
     )?;
-    let cm = prefix_mask(
-        cs_d.namespace(|| "cols"),
-        &var(&fields[3]),
-        n,
-        w.map(|w| w.desc.n_in),
-    )?;
     let not_input = sub(&one, &is_input);
     let roww: Vec<A> = (0..r)
         .map(|t| {
@@ -236,23 +287,29 @@ fn synthesize_tile<CS: ConstraintSystem<Fr>>(
         .collect::<Result<_, _>>()?;
     drop(cs_d);
 
-    // ---- powers of the challenge
+    // ---- powers of the challenges
     let mut cs_p = cs.namespace(|| "pow");
-    let rho = zv(state::RHO);
-    let mut pw: Vec<Expr> = vec![one.clone(), rho.clone()];
-    for k in 2..=lay.max_pow() {
-        let p = mul(cs_p.namespace(|| format!("p{k}")), &pw[k - 1], &rho)?;
-        pw.push(var(&p));
-    }
+    let pw = powers_of(cs_p.namespace(|| "rho"), &zv(state::RHO), lay.max_pow())?;
+    let gp = powers_of(cs_p.namespace(|| "gamma"), &zv(state::GAMMA), lay.max_pow())?;
     let stride = pw[n].clone();
     let mut bw: Vec<Expr> = vec![one.clone()];
     for i in 1..bsz {
         let p = mul(cs_p.namespace(|| format!("b{i}")), &bw[i - 1], &stride)?;
         bw.push(var(&p));
     }
-    // ρ^{j0}: 1 on a layer's first tile, else the previous tile's times ρ^R
-    let prev_times = mul(cs_p.namespace(|| "off_next"), &zv(state::RHO_OFF), &pw[r])?;
-    let rho_off = select(cs_p.namespace(|| "off"), &first, &one, &var(&prev_times))?;
+    // ρ^{j0} and γ^{j0}: 1 on a layer's first tile, else the previous tile's times x^R
+    let rho_off = tile_offset(
+        cs_p.namespace(|| "rho_off"),
+        &first,
+        &zv(state::RHO_OFF),
+        &pw[r],
+    )?;
+    let g_off = tile_offset(
+        cs_p.namespace(|| "g_off"),
+        &first,
+        &zv(state::G_OFF),
+        &gp[r],
+    )?;
     drop(cs_p);
 
     // ---- cells: forward outputs, loss / incoming gradient
@@ -404,18 +461,21 @@ fn synthesize_tile<CS: ConstraintSystem<Fr>>(
     let ar_up: Vec<A> = (0..bsz)
         .map(|i| alloc(cs_in.namespace(|| format!("up{i}")), w.map(|w| w.ar_up[i])))
         .collect::<Result<_, _>>()?;
-    let mut dta = cst::<CS>(lay.ta_init());
-    for m in 0..lay.ta_records() {
-        let mut rec: Vec<Expr> = (m * r..(m * r + r).min(n))
-            .map(|k| var(&ta_in[k]))
-            .collect();
-        rec.resize(r, zero());
-        dta = var(&chain_absorb_if(
-            cs_in.namespace(|| format!("tarec{m}")),
-            &var(&cm[m * r]),
-            &dta,
-            &rec,
-        )?);
+    // the vector is hashed whole (23 values a permutation) so that all folds
+    // of the layer provably use the same one; its γ-combination is the claim
+    // on the producing layer, checked when that layer's last tile settles
+    let ta_vec: Vec<Expr> = ta_in.iter().map(var).collect();
+    let dta = var(&chain_absorb(
+        cs_in.namespace(|| "ta_digest"),
+        &cst::<CS>(lay.ta_init()),
+        &ta_vec,
+    )?);
+    let mut rlc = zero();
+    for (k, t) in ta_vec.iter().enumerate() {
+        rlc = add(
+            &rlc,
+            &var(&mul(cs_in.namespace(|| format!("ta_g{k}")), t, &gp[k])?),
+        );
     }
     let not_first = sub(&one, &first);
     enforce_eq_if(
@@ -657,18 +717,35 @@ fn synthesize_tile<CS: ConstraintSystem<Fr>>(
 
     // ---- state update
     let mut cs_s = cs.namespace(|| "state");
-    let ta_base = select(
+    // Σ_t τA_rec[t]·γ^{j0+t} added to the layer's running sum
+    let mut prod = var(&mul(
         cs_s.namespace(|| "ta_base"),
-        &first,
-        &cst::<CS>(lay.ta_init()),
+        &sub(&one, &first),
         &zv(state::PROD_TA),
-    )?;
-    let prod_ta = chain_absorb(cs_s.namespace(|| "prod_ta"), &var(&ta_base), &ta_rec)?;
+    )?);
+    for (t, rec) in ta_rec.iter().enumerate() {
+        let g = mul(cs_s.namespace(|| format!("g_off{t}")), &var(&g_off), &gp[t])?;
+        prod = add(
+            &prod,
+            &var(&mul(
+                cs_s.namespace(|| format!("prod_ta{t}")),
+                rec,
+                &var(&g),
+            )?),
+        );
+    }
+    let prod_ta = materialise(cs_s.namespace(|| "prod_ta"), &prod)?;
     let out_ta = select(
         cs_s.namespace(|| "out_ta"),
         &first,
-        &zv(state::CLAIM_TA),
+        &zv(state::CLAIM_RLC),
         &zv(state::OUT_TA),
+    )?;
+    // the second transcript takes every fold's consumed-vector digest
+    let t2_new = chain_absorb(
+        cs_s.namespace(|| "transcript2"),
+        &zv(state::T2),
+        std::slice::from_ref(&dta),
     )?;
     let mut rem_ar = Vec::with_capacity(bsz);
     for i in 0..bsz {
@@ -752,6 +829,9 @@ fn synthesize_tile<CS: ConstraintSystem<Fr>>(
     out[state::REM_DA] = rem_da;
     out[state::ACC_R] = acc_r;
     out[state::RHO_OFF] = rho_off;
+    out[state::T2] = t2_new;
+    out[state::CLAIM_RLC] = materialise(cs_s.namespace(|| "claim_rlc"), &rlc)?;
+    out[state::G_OFF] = g_off;
     for (i, ra) in rem_ar.into_iter().enumerate() {
         out[state::REM_AR + i] = ra;
     }

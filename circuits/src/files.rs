@@ -20,7 +20,7 @@ use zkstep_core::poseidon::{fr_from_digest_bytes, Fr};
 /// Magic bytes.
 pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// Envelope format version.
-pub const FILE_VERSION: u32 = 1;
+pub const FILE_VERSION: u32 = 2;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;
@@ -226,8 +226,8 @@ pub struct Statement {
 pub struct ProofPayload {
     /// What is proven.
     pub statement: Statement,
-    /// The challenge (must equal the hash of the proof's transcript).
-    pub rho: Fr,
+    /// The challenges ρ and γ (each must equal the hash of its transcript).
+    pub challenges: crate::layout::Challenges,
     /// Number of folds.
     pub num_folds: u64,
     /// The compressed zero-knowledge proof.
@@ -386,7 +386,7 @@ pub fn verify_payload(
             lay.num_folds()
         )));
     }
-    let z0 = lay.initial_state(st.c_before, st.c_after, st.c_batch, st.step, p.rho);
+    let z0 = lay.initial_state(st.c_before, st.c_after, st.c_batch, st.step, p.challenges);
     let zn = p
         .snark
         .verify(vk, lay.num_folds(), &z0)

@@ -16,10 +16,10 @@ use zkstep_core::poseidon::{h24, Fr, RATE};
 use zkstep_core::spec::{Activation, Optimizer};
 use zkstep_core::ModelSpec;
 
-/// Default bound on the constraints of one fold's step circuit. 2¹⁷ keeps the
-/// preprocessing compression (ppsnark) near 6 GB of memory (it needs about
-/// 4 GB at 2¹⁶ and 8 GB at 2¹⁸ here) while one output unit of a 64-wide layer
-/// still fits; folding itself would allow far more (about 2.7 KB per constraint).
+/// Default bound on the constraints of one fold's step circuit. Prover memory
+/// follows the fold's matrix non-zeros (MicroSpartan pads them to a power of
+/// two): at 2¹⁷ constraints they stay within 2²¹, about 4 GB here, and one
+/// output unit of a 256-wide layer still fits (512 needs ≈190k, 8 GB).
 pub const DEFAULT_FOLD_BUDGET: usize = 1 << 17;
 
 /// Domain tags of the chains that live only inside proofs.
@@ -32,6 +32,8 @@ pub mod domain {
     pub const TAU_A: u64 = 0x7a6b_7374_6570_0012;
     /// Digest of an Aρ claim vector.
     pub const A_RHO: u64 = 0x7a6b_7374_6570_0013;
+    /// Second transcript: the τA vectors the layers consume (after ρ).
+    pub const TRANSCRIPT2: u64 = 0x7a6b_7374_6570_0014;
 }
 
 /// What one fold does.
@@ -103,11 +105,11 @@ pub mod state {
     pub const D_X: usize = 10;
     /// Running D(Y).
     pub const D_Y: usize = 11;
-    /// Digest of the τA vector the current layer consumes.
+    /// Digest of the τA vector the current layer consumes (equal in all its folds).
     pub const CLAIM_TA: usize = 12;
-    /// The layer above's τA digest claim about the current layer's output.
+    /// The layer above's claim about the current layer's output: Σ_k τA[k]·γ^k.
     pub const OUT_TA: usize = 13;
-    /// Running τA chain of the current layer's output records.
+    /// Running Σ_j τA[j]·γ^j over the current layer's output units so far.
     pub const PROD_TA: usize = 14;
     /// Digest of the Aρ vector the current layer consumes.
     pub const CLAIM_AR: usize = 15;
@@ -117,8 +119,16 @@ pub mod state {
     pub const ACC_R: usize = 17;
     /// ρ^{j0} of the last tile.
     pub const RHO_OFF: usize = 18;
+    /// The second challenge γ (constant; must equal H(T2_final, 1)).
+    pub const GAMMA: usize = 19;
+    /// Second transcript chain: every fold's consumed-τA digest.
+    pub const T2: usize = 20;
+    /// Σ_k τA[k]·γ^k of the vector the current layer consumes.
+    pub const CLAIM_RLC: usize = 21;
+    /// γ^{j0} of the last tile.
+    pub const G_OFF: usize = 22;
     /// First index of the B remaining Aρ values of the current layer's output.
-    pub const REM_AR: usize = 19;
+    pub const REM_AR: usize = 23;
 }
 
 /// Everything that fixes the circuit and the fold sequence of a spec.
@@ -281,11 +291,6 @@ impl Layout {
         self.n_max.max(self.rows)
     }
 
-    /// Records of R field elements the consumer hashes for its τA vector.
-    pub fn ta_records(&self) -> usize {
-        ceil_div(self.n_max, self.rows)
-    }
-
     /// Exact number of constraints of this layout's step circuit (synthesised shape).
     pub fn count_constraints(&self) -> usize {
         crate::circuit::count_constraints(self)
@@ -298,14 +303,16 @@ impl Layout {
         c_after: Fr,
         c_batch: Fr,
         step: u64,
-        rho: Fr,
+        ch: Challenges,
     ) -> Vec<Fr> {
         let mut z = vec![Fr::from(0u64); self.arity()];
         z[state::SPEC] = self.spec_digest;
         z[state::C_BEFORE] = c_before;
         z[state::C_AFTER] = c_after;
         z[state::C_BATCH] = c_batch;
-        z[state::RHO] = rho;
+        z[state::RHO] = ch.rho;
+        z[state::GAMMA] = ch.gamma;
+        z[state::T2] = transcript2_init(self.spec_digest, ch.rho);
         z[state::STEP] = Fr::from(step);
         z[state::SCHED] = chain_init(domain::SCHEDULE, self.spec_digest);
         z[state::H_BEFORE] = chain_init(zkstep_core::commit::DOMAIN_PARAMS, self.spec_digest);
@@ -348,6 +355,33 @@ pub fn transcript_init(spec_digest: Fr, c_before: Fr, c_after: Fr, c_batch: Fr, 
     h24(&input)
 }
 
+/// `T2₀ = H(TRANSCRIPT2, spec_digest, ρ)`: the second transcript starts
+/// after ρ, so γ comes after everything ρ depends on.
+pub fn transcript2_init(spec_digest: Fr, rho: Fr) -> Fr {
+    let mut input = [Fr::from(0u64); RATE];
+    input[0] = Fr::from(domain::TRANSCRIPT2);
+    input[1] = spec_digest;
+    input[2] = rho;
+    h24(&input)
+}
+
+/// The two Fiat–Shamir challenges of a proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Challenges {
+    /// ρ = H(T_final): the random linear combinations of the matrix checks.
+    pub rho: Fr,
+    /// γ = H(T2_final, 1): binds the τA vectors between layers.
+    pub gamma: Fr,
+}
+
+/// The second challenge: `γ = H(T2_final, 1, 0, …)`.
+pub fn challenge2_from_transcript(t2_final: Fr) -> Fr {
+    let mut input = [Fr::from(0u64); RATE];
+    input[0] = t2_final;
+    input[1] = Fr::from(1u64);
+    h24(&input)
+}
+
 /// One link of the schedule chain: `H(h, descriptor fields, 0, …)`.
 pub fn schedule_absorb(h: Fr, d: &TileDesc) -> Fr {
     let mut input = [Fr::from(0u64); RATE];
@@ -380,6 +414,8 @@ pub enum FinalStateError {
     CAfter,
     /// The challenge was not derived from the transcript.
     Challenge,
+    /// The second challenge was not derived from the second transcript.
+    Challenge2,
 }
 
 impl std::fmt::Display for FinalStateError {
@@ -399,6 +435,10 @@ impl std::fmt::Display for FinalStateError {
             FinalStateError::Challenge => {
                 write!(f, "the challenge is not the hash of the proof's transcript")
             }
+            FinalStateError::Challenge2 => write!(
+                f,
+                "the second challenge is not the hash of the proof's second transcript"
+            ),
         }
     }
 }
@@ -416,6 +456,7 @@ impl Layout {
             (state::C_BATCH, "c_batch"),
             (state::RHO, "challenge"),
             (state::STEP, "step"),
+            (state::GAMMA, "second challenge"),
         ] {
             if z0[i] != zn[i] {
                 return Err(FinalStateError::Constant(name));
@@ -432,6 +473,12 @@ impl Layout {
         }
         if challenge_from_transcript(zn[state::T]) != z0[state::RHO] {
             return Err(FinalStateError::Challenge);
+        }
+        if z0[state::T2] != transcript2_init(self.spec_digest, z0[state::RHO]) {
+            return Err(FinalStateError::Constant("second transcript's start"));
+        }
+        if challenge2_from_transcript(zn[state::T2]) != z0[state::GAMMA] {
+            return Err(FinalStateError::Challenge2);
         }
         Ok(())
     }

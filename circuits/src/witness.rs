@@ -4,10 +4,15 @@
 //! two checkpoints and the batch; padding (rows and columns beyond a layer's
 //! widths) gets the canonical "zero" witness (zero values, remainders equal to
 //! the rounding offset). The challenge ρ is derived from the transcript of all
-//! ρ-independent values, then the ρ-dependent claims (τA, Aρ) are filled in.
+//! ρ-independent values, then the ρ-dependent claims (τA, Aρ) are filled in;
+//! the second challenge γ is derived from the second transcript of the τA
+//! vectors the folds consume.
 
 use crate::error::CircuitError;
-use crate::layout::{challenge_from_transcript, Layout, TileDesc};
+use crate::layout::{
+    challenge2_from_transcript, challenge_from_transcript, transcript2_init, Challenges, Layout,
+    TileDesc,
+};
 use zkstep_core::commit::{chain_absorb, pack_values};
 use zkstep_core::exec::{StepTrace, UpdateTrace};
 use zkstep_core::fixed::{SCALE_I128, SCALE_SQ};
@@ -114,13 +119,13 @@ fn cell(v: &[i64], cols: usize, i: usize, j: usize, fallback: i64) -> i64 {
     }
 }
 
-/// All fold witnesses and the challenge ρ for one step.
+/// All fold witnesses and the challenges ρ, γ for one step.
 pub fn build_witnesses(
     layout: &Layout,
     trace: &StepTrace,
     before: &Checkpoint,
     batch: &Batch,
-) -> Result<(Vec<TileWitness>, Fr), CircuitError> {
+) -> Result<(Vec<TileWitness>, Challenges), CircuitError> {
     let (r, n, bsz) = (layout.rows, layout.n_max, layout.batch);
     let momentum = layout.momentum();
     let (off_s, off_sq) = (off(layout, SCALE_I128), off(layout, SCALE_SQ));
@@ -313,7 +318,13 @@ pub fn build_witnesses(
             tw.ar_up = a_rho(output_of(d.layer));
         }
     }
-    Ok((out, rho))
+    // γ comes after every consumed τA vector (and, through T2₀, after ρ)
+    let mut t2 = transcript2_init(layout.spec_digest, rho);
+    for tw in &out {
+        t2 = chain_absorb(t2, &[chain_absorb(layout.ta_init(), &tw.ta_in)]);
+    }
+    let gamma = challenge2_from_transcript(t2);
+    Ok((out, Challenges { rho, gamma }))
 }
 
 /// `[1, x, x², …]` of length `len`.

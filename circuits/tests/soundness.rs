@@ -153,6 +153,42 @@ fn wrong_claims_are_rejected() {
     rejects(&c, f, "", |w| w.ar_in[1] += zkstep_core::Fr::from(1u64));
 }
 
+/// Mutate every fold of `layer` alike (a consistent lie across the layer).
+fn rejects_layer(c: &Case, layer: usize, needle: &str, mutate: impl Fn(&mut TileWitness)) {
+    let mut ws = c.witnesses.clone();
+    for w in ws
+        .iter_mut()
+        .filter(|w| w.desc.layer == layer && !w.desc.is_input)
+    {
+        mutate(w);
+    }
+    match run_all(&c.layout, &ws, &c.z0) {
+        Ok(_) => panic!("a consistent mutation of layer {layer} was accepted"),
+        Err((g, path)) => assert!(
+            path.contains(needle),
+            "fold {g} failed at {path}, expected …{needle}…"
+        ),
+    }
+}
+
+#[test]
+fn consumed_tau_a_must_be_what_the_layer_below_produced() {
+    let c = two();
+    // Layer 1 reads 3 inputs out of n_max = 4: its τA[3] meets only zero
+    // weights, so the forward check cannot see it. Claimed alike in all of
+    // layer 1's folds, only the γ-combination settled by the input tiles can.
+    assert!(c.layout.spec.layers[0].inputs < c.layout.n_max);
+    rejects_layer(&c, 1, "ta_settled", |w| {
+        w.ta_in[3] += zkstep_core::Fr::from(1u64)
+    });
+    // and a different vector in one fold only breaks the layer's digest
+    let f = fold_of(&c, 1) + 1;
+    assert_eq!(c.witnesses[f].desc.layer, 1);
+    rejects(&c, f, "ta_claim", |w| {
+        w.ta_in[3] += zkstep_core::Fr::from(1u64)
+    });
+}
+
 #[test]
 fn another_learning_rate_is_rejected() {
     let c = two();
@@ -201,6 +237,26 @@ fn final_state_checks_reject_wrong_statements() {
         c.layout.check_final(&c.z0, &zn4),
         Err(FinalStateError::Schedule)
     );
+    // the second challenge: another T2, another γ, another start of T2
+    let mut zn5 = zn.clone();
+    zn5[state::T2] += zkstep_core::Fr::from(1u64);
+    assert_eq!(
+        c.layout.check_final(&c.z0, &zn5),
+        Err(FinalStateError::Challenge2)
+    );
+    let (mut z0g, mut zng) = (c.z0.clone(), zn.clone());
+    z0g[state::GAMMA] += zkstep_core::Fr::from(1u64);
+    zng[state::GAMMA] = z0g[state::GAMMA];
+    assert_eq!(
+        c.layout.check_final(&z0g, &zng),
+        Err(FinalStateError::Challenge2)
+    );
+    let mut z0t = c.z0.clone();
+    z0t[state::T2] += zkstep_core::Fr::from(1u64);
+    assert!(matches!(
+        c.layout.check_final(&z0t, &zn),
+        Err(FinalStateError::Constant(_))
+    ));
 }
 
 #[test]

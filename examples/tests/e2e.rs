@@ -89,7 +89,7 @@ fn prove_compress_verify_and_reject() {
     ));
     // another challenge
     let mut forged = read_proof(&pbytes).unwrap();
-    forged.payload.rho += zkstep_core::Fr::from(1u64);
+    forged.payload.challenges.rho += zkstep_core::Fr::from(1u64);
     assert!(matches!(
         verify(&vk, &forged, None),
         Err(VerifyError::Rejected(_))

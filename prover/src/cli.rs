@@ -165,6 +165,9 @@ pub enum Command {
         /// Replace `--out` if it exists.
         #[arg(long)]
         force: bool,
+        /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
+        #[arg(long, default_value = "auto")]
+        msm: zkstep_msm::Backend,
         /// Print a JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -177,12 +180,84 @@ pub enum Command {
         /// Keys directory (from `zkstep keygen`).
         #[arg(long)]
         keys: PathBuf,
+        /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
+        #[arg(long, default_value = "auto")]
+        msm: zkstep_msm::Backend,
         /// Print a JSON summary instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Print the built-in demo spec (a starting point for your own).
     ExampleSpec,
+    /// Measure what proving one step costs per layer width (each width in its own process):
+    /// constraints, keygen/prove/verify time, proof size, peak memory, native step, MSM cost.
+    Bench {
+        /// Layer widths (every layer width → width).
+        #[arg(long, value_delimiter = ',', default_value = "16,32,64,128,256,512")]
+        widths: Vec<usize>,
+        /// Batch size.
+        #[arg(long, default_value_t = 32)]
+        batch: usize,
+        /// Dense layers (ReLU between them, identity last).
+        #[arg(long, default_value_t = 1)]
+        layers: usize,
+        /// Bound on one fold's constraints.
+        #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
+        fold_budget: usize,
+        /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
+        #[arg(long, default_value = "auto")]
+        msm: zkstep_msm::Backend,
+        /// Skip widths whose estimated peak memory exceeds this (GiB; default: what is available now).
+        #[arg(long)]
+        mem_limit_gib: Option<f64>,
+        /// Write the full report (machine, configuration, every field of every width) as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write one CSV row per width.
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// Write an SVG plot of prove time, verify time, peak memory and proof size against width.
+        #[arg(long)]
+        plot: Option<PathBuf>,
+        /// Write the table into this Markdown file between its
+        /// `<!-- zkstep-bench:begin -->` and `<!-- zkstep-bench:end -->` markers.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+        /// Replace existing --json/--csv/--plot files.
+        #[arg(long)]
+        force: bool,
+        /// Only synthesise each width's fold and estimate its memory; prove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Run nothing: re-render the table, CSV, plot and Markdown from a saved --json report.
+        #[arg(long, conflicts_with_all = ["json", "dry_run"])]
+        from_json: Option<PathBuf>,
+    },
+    /// One width of `zkstep bench` (run by it in a child process; prints one JSON line).
+    #[command(hide = true)]
+    BenchPoint {
+        /// Layer width.
+        #[arg(long)]
+        width: usize,
+        /// Batch size.
+        #[arg(long)]
+        batch: usize,
+        /// Layers.
+        #[arg(long)]
+        layers: usize,
+        /// Fold budget.
+        #[arg(long)]
+        fold_budget: usize,
+        /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
+        #[arg(long, default_value = "auto")]
+        msm: zkstep_msm::Backend,
+        /// Memory limit (GiB).
+        #[arg(long)]
+        mem_limit_gib: f64,
+        /// Estimate only.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Run the built-in demo: train a 2-16-16-1 MLP on two moons, then keygen (dev params),
     /// prove the last step and verify the proof.
     Demo {
@@ -380,11 +455,86 @@ pub fn run(cli: Cli) -> Result<()> {
             batch,
             out,
             force,
+            msm,
             json,
-        } => crate::commands::prove(&spec, &keys, &before, &after, &batch, &out, force, json)?,
-        Command::ProveRun { run, keys, json } => crate::commands::prove_run(&run, &keys, json)?,
+        } => {
+            set_msm(msm)?;
+            crate::commands::prove(&spec, &keys, &before, &after, &batch, &out, force, json)?
+        }
+        Command::ProveRun {
+            run,
+            keys,
+            msm,
+            json,
+        } => {
+            set_msm(msm)?;
+            crate::commands::prove_run(&run, &keys, json)?
+        }
+        Command::Bench {
+            widths,
+            batch,
+            layers,
+            fold_budget,
+            msm,
+            mem_limit_gib,
+            json,
+            csv,
+            plot,
+            markdown,
+            force,
+            dry_run,
+            from_json,
+        } => {
+            set_msm(msm)?;
+            let cfg = crate::bench::BenchConfig {
+                widths,
+                batch,
+                layers,
+                fold_budget,
+                msm: msm.name().into(),
+                mem_limit_gib: mem_limit_gib
+                    .unwrap_or_else(|| crate::bench::available_bytes() / 1073741824.0),
+                dry_run,
+            };
+            let outs = crate::commands::BenchOutputs {
+                json,
+                csv,
+                plot,
+                markdown,
+                force,
+            };
+            crate::commands::bench(&cfg, &outs, from_json.as_deref())?
+        }
+        Command::BenchPoint {
+            width,
+            batch,
+            layers,
+            fold_budget,
+            msm,
+            mem_limit_gib,
+            dry_run,
+        } => {
+            set_msm(msm)?;
+            let p = crate::bench::run_point(
+                width,
+                batch,
+                layers,
+                fold_budget,
+                mem_limit_gib * 1073741824.0,
+                dry_run,
+            )?;
+            crate::outln!(
+                "{}",
+                serde_json::to_string(&p).map_err(|e| ProverError::Invalid(e.to_string()))?
+            );
+        }
     }
     Ok(())
+}
+
+/// Choose the MSM backend for this process; `gpu` without one is an error.
+fn set_msm(b: zkstep_msm::Backend) -> Result<()> {
+    zkstep_msm::set_backend(b).map_err(|e| ProverError::Invalid(format!("--msm {}: {e}", b.name())))
 }
 
 /// A progress bar over `n` steps (hidden when `hidden`).

@@ -1,4 +1,4 @@
-//! The proving subcommands (`keygen`, `prove`, `prove-run`) and the demo.
+//! The proving subcommands (`keygen`, `prove`, `prove-run`, `bench`) and the demo.
 
 use crate::cli::{print_json, progress, refuse_existing};
 use crate::error::{ProverError, Result};
@@ -8,7 +8,7 @@ use crate::ivc::{
 };
 use crate::run::{train, RunManifest, TrainOptions, MANIFEST};
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use zkstep_circuits::files::{self, FileKind, Header, ProofPayload, Statement};
 use zkstep_core::commit::commit_params;
@@ -392,4 +392,145 @@ pub fn demo(steps: u64, out_dir: Option<&Path>, json: bool, no_prove: bool) -> R
         progress,
     );
     Ok(())
+}
+
+/// Where `zkstep bench` writes its results.
+pub struct BenchOutputs {
+    /// Full JSON report.
+    pub json: Option<PathBuf>,
+    /// CSV rows.
+    pub csv: Option<PathBuf>,
+    /// SVG plot.
+    pub plot: Option<PathBuf>,
+    /// Markdown file to splice the table into.
+    pub markdown: Option<PathBuf>,
+    /// Replace existing output files.
+    pub force: bool,
+}
+
+/// `zkstep bench`: every width in a child process, then the table, files and plot.
+pub fn bench(
+    cfg: &crate::bench::BenchConfig,
+    outs: &BenchOutputs,
+    from_json: Option<&Path>,
+) -> Result<()> {
+    use crate::bench::*;
+    for p in [&outs.json, &outs.csv, &outs.plot].into_iter().flatten() {
+        refuse_existing(p, outs.force)?;
+    }
+    if let Some(m) = &outs.markdown {
+        // fail now, not after the whole run, if the file cannot take the table
+        splice_check(m)?;
+    }
+    if cfg.widths.is_empty() || cfg.batch == 0 || cfg.layers == 0 {
+        return Err(ProverError::Invalid(
+            "--widths, --batch and --layers must be non-empty and positive".into(),
+        ));
+    }
+    let report = match from_json {
+        Some(p) => read_report(p)?,
+        None => run_report(cfg)?,
+    };
+    crate::outln!("{}", render_terminal(&report.points));
+    write_bench_outputs(&report, outs)?;
+    let failed: Vec<usize> = report
+        .points
+        .iter()
+        .filter(|p| p.status == "failed")
+        .map(|p| p.width)
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(ProverError::Invalid(format!(
+            "widths {failed:?} failed (see the notes above); the others are reported"
+        )))
+    }
+}
+
+/// A saved `zkstep bench --json` report (an untrusted file: errors name it).
+fn read_report(path: &Path) -> Result<crate::bench::BenchReport> {
+    let text = std::fs::read_to_string(path).map_err(|e| ProverError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| {
+        ProverError::Invalid(format!(
+            "{}: not a zkstep bench report: {e}",
+            path.display()
+        ))
+    })
+}
+
+/// Run every width of `cfg` in child processes.
+fn run_report(cfg: &crate::bench::BenchConfig) -> Result<crate::bench::BenchReport> {
+    use crate::bench::*;
+    let exe = std::env::current_exe()
+        .map_err(|e| ProverError::Invalid(format!("cannot find the zkstep executable: {e}")))?;
+    let machine = Machine::here();
+    eprintln!(
+        "zkstep bench: widths {:?}, batch {}, {} layer(s), fold budget {}, MSM {}, memory limit {:.1} GiB\nmachine: {}",
+        cfg.widths,
+        cfg.batch,
+        cfg.layers,
+        cfg.fold_budget,
+        cfg.msm,
+        cfg.mem_limit_gib,
+        machine.describe()
+    );
+    let points = run_children(&exe, cfg);
+    Ok(BenchReport {
+        zkstep_version: env!("CARGO_PKG_VERSION").into(),
+        unix_time: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        machine,
+        config: cfg.clone(),
+        points,
+    })
+}
+
+/// Write the JSON, CSV, SVG and Markdown a bench run asked for.
+fn write_bench_outputs(report: &crate::bench::BenchReport, outs: &BenchOutputs) -> Result<()> {
+    use crate::bench::*;
+    let cfg = &report.config;
+    let invalid = |e: serde_json::Error| ProverError::Invalid(e.to_string());
+    if let Some(p) = &outs.json {
+        let s = serde_json::to_string_pretty(report).map_err(invalid)?;
+        write_atomic(p, s.as_bytes())?;
+        eprintln!("wrote {}", p.display());
+    }
+    if let Some(p) = &outs.csv {
+        write_atomic(p, render_csv(&report.points)?.as_bytes())?;
+        eprintln!("wrote {}", p.display());
+    }
+    if let Some(p) = &outs.plot {
+        write_atomic(p, render_svg(report)?.as_bytes())?;
+        eprintln!("wrote {}", p.display());
+    }
+    if let Some(m) = &outs.markdown {
+        let plot_rel = outs.plot.as_ref().map(|pl| relative_to(pl, m));
+        let command = format!(
+            "zkstep bench --widths {} --batch {} --layers {}",
+            cfg.widths
+                .iter()
+                .map(|w| w.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            cfg.batch,
+            cfg.layers
+        );
+        splice_markdown(m, &render_markdown(report, &command, plot_rel.as_deref()))?;
+        eprintln!("updated {}", m.display());
+    }
+    Ok(())
+}
+
+/// `target` as a path relative to the directory of `from_file` (for links).
+fn relative_to(target: &Path, from_file: &Path) -> String {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let t = abs(target);
+    let base = abs(from_file);
+    let base = base.parent().unwrap_or(Path::new("/"));
+    match t.strip_prefix(base) {
+        Ok(r) => r.display().to_string(),
+        Err(_) => t.display().to_string(),
+    }
 }

@@ -52,8 +52,18 @@ fn nova_err(what: &str) -> impl Fn(nova_snark::errors::NovaError) -> ProverError
     move |e| ProverError::Nova(format!("{what}: {e}"))
 }
 
+/// Route zkstep-msm's CPU backend to nova-snark's own MSM (bit-width aware,
+/// the fastest measured for a fold's scalars). Idempotent.
+pub fn init_msm() {
+    zkstep_msm::register_cpu(
+        nova_snark::provider::msm::msm::<halo2curves::bn256::G1Affine>,
+        "nova-snark provider::msm",
+    );
+}
+
 /// Make keys for a spec.
 pub fn keygen(spec: &ModelSpec, rows: Option<usize>, budget: usize, setup: Setup) -> Result<Keys> {
+    init_msm();
     let layout = Arc::new(Layout::new(spec, rows, budget)?);
     let shape = TileCircuit::shape(layout.clone());
     let (pp, params) = match setup {
@@ -127,6 +137,7 @@ pub fn write_keys(dir: &Path, keys: &Keys) -> Result<()> {
 
 /// Read a proving key file (the verifying key is re-derived from it).
 pub fn read_proving_key(path: &Path) -> Result<Keys> {
+    init_msm();
     let bytes = std::fs::read(path).map_err(|e| ProverError::io(path, e))?;
     let bad = |m: String| ProverError::Invalid(format!("{}: {m}", path.display()));
     let (h, p): (Header, ProvingKeyPayload) =
@@ -208,17 +219,27 @@ fn first_difference(want: &Checkpoint, got: &Checkpoint) -> Option<String> {
     None
 }
 
-/// Prove one step: θ_after = Step(θ_before, batch).
-pub fn prove(
-    keys: &Keys,
+/// Everything folding needs for one step: the statement, the challenge,
+/// the initial state and one circuit per fold.
+pub struct FoldInputs {
+    /// The public statement.
+    pub statement: Statement,
+    /// The challenges ρ and γ.
+    pub challenges: zkstep_circuits::layout::Challenges,
+    /// z₀.
+    pub z0: Vec<zkstep_core::Fr>,
+    /// One circuit (with its witness) per fold, in order.
+    pub circuits: Vec<TileCircuit>,
+}
+
+/// Check θ_after against the declared step and build every fold's witness.
+pub fn fold_inputs(
+    layout: &Arc<Layout>,
     before: &Checkpoint,
     after: &Checkpoint,
     batch: &Batch,
-    progress: bool,
-) -> Result<(ProofPayload, Timings)> {
-    let lay = &keys.layout;
-    let spec = &lay.spec;
-    let t0 = Instant::now();
+) -> Result<FoldInputs> {
+    let spec = &layout.spec;
     let trace = step(spec, before, batch)?;
     if let Some(diff) = first_difference(&trace.after, after) {
         return Err(ProverError::Invalid(format!(
@@ -232,28 +253,52 @@ pub fn prove(
             before.step + 1
         )));
     }
-    let (witnesses, rho) = build_witnesses(lay, &trace, before, batch)?;
+    let (witnesses, challenges) = build_witnesses(layout, &trace, before, batch)?;
     let statement = Statement {
-        spec_digest: lay.spec_digest,
+        spec_digest: layout.spec_digest,
         c_before: commit_params(spec, before),
         c_after: commit_params(spec, after),
         c_batch: commit_batch(spec, batch),
         step: before.step,
     };
-    let z0 = lay.initial_state(
+    let z0 = layout.initial_state(
         statement.c_before,
         statement.c_after,
         statement.c_batch,
         statement.step,
-        rho,
+        challenges,
     );
-    let circuits: Vec<TileCircuit> = witnesses
+    let circuits = witnesses
         .into_iter()
         .map(|w| TileCircuit {
-            layout: lay.clone(),
+            layout: layout.clone(),
             witness: Some(Arc::new(w)),
         })
         .collect();
+    Ok(FoldInputs {
+        statement,
+        challenges,
+        z0,
+        circuits,
+    })
+}
+
+/// Prove one step: θ_after = Step(θ_before, batch).
+pub fn prove(
+    keys: &Keys,
+    before: &Checkpoint,
+    after: &Checkpoint,
+    batch: &Batch,
+    progress: bool,
+) -> Result<(ProofPayload, Timings)> {
+    init_msm();
+    let t0 = Instant::now();
+    let FoldInputs {
+        statement,
+        challenges,
+        z0,
+        circuits,
+    } = fold_inputs(&keys.layout, before, after, batch)?;
     let witness_s = t0.elapsed().as_secs_f64();
     let pb = if progress {
         ProgressBar::new(circuits.len() as u64)
@@ -293,7 +338,7 @@ pub fn prove(
     Ok((
         ProofPayload {
             statement,
-            rho,
+            challenges,
             num_folds: circuits.len() as u64,
             snark,
         },

@@ -1,11 +1,16 @@
 //! zkstep-prover: everything on the proving side and the `zkstep` CLI.
 //!
-//! Today: the CLI's data commands ([`cli`]: init, import, train, commit,
-//! inspect, demo) and the run manifest ([`run`]). Keygen, witness generation,
-//! the Nova IVC driver, compression and the MSM backends join with the
-//! proving-core issue.
+//! - [`cli`] and [`commands`]: the `zkstep` subcommands;
+//! - [`ivc`]: keygen, proving (witnesses from the reference trace, Nova
+//!   folding, compression) and the key/proof files;
+//! - [`bench`]: `zkstep bench`, the per-width cost report;
+//! - [`run`]: training runs and their manifest.
+//!
+//! Every BN254 MSM Nova does goes through zkstep-msm (via the `blitzar`
+//! shim), whose backend `--msm` chooses.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod bench;
 pub mod cli;
 pub mod commands;
 pub mod error;

@@ -74,6 +74,7 @@ fn wrong_statements_are_rejected() {
         ),
         ("step", Box::new(|p| p.payload.statement.step += 1)),
         ("challenge", Box::new(move |p| p.rho_bump(one))),
+        ("second challenge", Box::new(move |p| p.gamma_bump(one))),
         ("folds", Box::new(|p| p.payload.num_folds += 1)),
     ];
     for (name, mutate) in cases {
@@ -95,10 +96,14 @@ fn wrong_statements_are_rejected() {
 
 trait Bump {
     fn rho_bump(&mut self, d: zkstep_core::Fr);
+    fn gamma_bump(&mut self, d: zkstep_core::Fr);
 }
 impl Bump for zkstep_verifier::Proof {
     fn rho_bump(&mut self, d: zkstep_core::Fr) {
-        self.payload.rho += d;
+        self.payload.challenges.rho += d;
+    }
+    fn gamma_bump(&mut self, d: zkstep_core::Fr) {
+        self.payload.challenges.gamma += d;
     }
 }
 
