@@ -741,11 +741,14 @@ fn synthesize_tile<CS: ConstraintSystem<Fr>>(
         &zv(state::CLAIM_RLC),
         &zv(state::OUT_TA),
     )?;
+    // the batch salt: opens c_batch at the last fold, and salts both
+    // transcripts (their final values are public; the salt keeps them hiding)
+    let salt = alloc(cs_s.namespace(|| "salt"), w.map(|w| w.salt))?;
     // the second transcript takes every fold's consumed-vector digest
     let t2_new = chain_absorb(
         cs_s.namespace(|| "transcript2"),
         &zv(state::T2),
-        std::slice::from_ref(&dta),
+        &[dta.clone(), var(&salt)],
     )?;
     let mut rem_ar = Vec::with_capacity(bsz);
     for i in 0..bsz {
@@ -793,13 +796,10 @@ fn synthesize_tile<CS: ConstraintSystem<Fr>>(
         &zero(),
     );
     // transcript
-    let t_new = chain_absorb(
-        cs_s.namespace(|| "transcript"),
-        &zv(state::T),
-        &pack::<CS>(&t_vals),
-    )?;
+    let mut t_rec = pack::<CS>(&t_vals);
+    t_rec.push(var(&salt));
+    let t_new = chain_absorb(cs_s.namespace(|| "transcript"), &zv(state::T), &t_rec)?;
     // the last fold opens c_batch
-    let salt = alloc(cs_s.namespace(|| "salt"), w.map(|w| w.salt))?;
     let mut cb_in = vec![
         cst::<CS>(Fr::from(DOMAIN_BATCH)),
         zv(state::SPEC),
@@ -834,6 +834,16 @@ fn synthesize_tile<CS: ConstraintSystem<Fr>>(
     out[state::G_OFF] = g_off;
     for (i, ra) in rem_ar.into_iter().enumerate() {
         out[state::REM_AR + i] = ra;
+    }
+    // the verifier sees z_n: the last fold clears every slot that carries
+    // private values (digests of X and Y, τA/Aρ claims, accumulators)
+    let not_final = sub(&one, &is_final);
+    for i in lay.private_slots() {
+        out[i] = mul(
+            cs_s.namespace(|| format!("clear{i}")),
+            &not_final,
+            &var(&out[i]),
+        )?;
     }
     Ok(out)
 }

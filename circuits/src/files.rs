@@ -241,6 +241,8 @@ pub struct VerifyingKeyPayload {
     pub spec_toml: String,
     /// Rows per tile.
     pub rows: u64,
+    /// Final value of the spec's schedule chain (saves the verifier one hash per fold).
+    pub schedule_digest: Fr,
     /// Nova's verifier key.
     pub vk: VerifierKey,
 }
@@ -265,6 +267,8 @@ pub struct VerifyingKeyRef<'a> {
     pub spec_toml: &'a str,
     /// Rows per tile.
     pub rows: u64,
+    /// Final value of the spec's schedule chain.
+    pub schedule_digest: Fr,
     /// Nova's verifier key.
     pub vk: &'a VerifierKey,
 }

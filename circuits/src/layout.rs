@@ -148,6 +148,9 @@ pub struct Layout {
     pub schedule: Vec<TileDesc>,
     /// Values per weight record (W row + b, and vW row + vb for momentum).
     pub record_len: usize,
+    /// The schedule chain's final value, hashed once (O(folds) hashes) or
+    /// taken from the verifying key, so verification does not grow with folds.
+    schedule_digest: std::sync::OnceLock<Fr>,
 }
 
 /// Ceil division.
@@ -185,6 +188,7 @@ impl Layout {
             rows: 1,
             schedule: vec![],
             record_len,
+            schedule_digest: std::sync::OnceLock::new(),
         };
         let r = match rows {
             Some(r) if r >= 1 => r,
@@ -281,6 +285,26 @@ impl Layout {
         state::REM_AR + self.batch
     }
 
+    /// State slots that carry private values between folds; the last fold
+    /// clears them (z_n is public) and the verifier requires them zero.
+    pub fn private_slots(&self) -> Vec<usize> {
+        let mut v = vec![
+            state::D_X,
+            state::D_Y,
+            state::CLAIM_TA,
+            state::OUT_TA,
+            state::PROD_TA,
+            state::CLAIM_AR,
+            state::REM_DA,
+            state::ACC_R,
+            state::RHO_OFF,
+            state::CLAIM_RLC,
+            state::G_OFF,
+        ];
+        v.extend(state::REM_AR..state::REM_AR + self.batch);
+        v
+    }
+
     /// Whether the optimizer is momentum.
     pub fn momentum(&self) -> bool {
         matches!(self.spec.optimizer, Optimizer::Momentum { .. })
@@ -323,13 +347,23 @@ impl Layout {
         z
     }
 
-    /// The schedule chain's final value, as the verifier expects it.
+    /// The schedule chain's final value, as the verifier expects it
+    /// (computed on first use, then cached).
     pub fn expected_schedule_digest(&self) -> Fr {
-        let mut h = chain_init(domain::SCHEDULE, self.spec_digest);
-        for d in &self.schedule {
-            h = schedule_absorb(h, d);
-        }
-        h
+        *self.schedule_digest.get_or_init(|| {
+            let mut h = chain_init(domain::SCHEDULE, self.spec_digest);
+            for d in &self.schedule {
+                h = schedule_absorb(h, d);
+            }
+            h
+        })
+    }
+
+    /// Take the schedule digest from a trusted source (the verifying key,
+    /// written by keygen from this same layout) instead of hashing every
+    /// tile descriptor. Has no effect once the digest is known.
+    pub fn set_schedule_digest(&self, d: Fr) {
+        let _ = self.schedule_digest.set(d);
     }
 
     /// First link of the τA chains.
@@ -416,6 +450,8 @@ pub enum FinalStateError {
     Challenge,
     /// The second challenge was not derived from the second transcript.
     Challenge2,
+    /// A slot that carries private values was not cleared by the last fold.
+    NotCleared(usize),
 }
 
 impl std::fmt::Display for FinalStateError {
@@ -438,6 +474,10 @@ impl std::fmt::Display for FinalStateError {
             FinalStateError::Challenge2 => write!(
                 f,
                 "the second challenge is not the hash of the proof's second transcript"
+            ),
+            FinalStateError::NotCleared(i) => write!(
+                f,
+                "the final state's slot {i} was not cleared (it would carry private values)"
             ),
         }
     }
@@ -479,6 +519,13 @@ impl Layout {
         }
         if challenge2_from_transcript(zn[state::T2]) != z0[state::GAMMA] {
             return Err(FinalStateError::Challenge2);
+        }
+        if let Some(i) = self
+            .private_slots()
+            .into_iter()
+            .find(|&i| zn[i] != Fr::from(0u64))
+        {
+            return Err(FinalStateError::NotCleared(i));
         }
         Ok(())
     }

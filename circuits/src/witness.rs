@@ -264,7 +264,9 @@ pub fn build_witnesses(
         before.step,
     );
     for tw in &out {
-        t = chain_absorb(t, &pack_values(&tw.transcript_values(momentum)));
+        let mut rec = pack_values(&tw.transcript_values(momentum));
+        rec.push(tw.salt);
+        t = chain_absorb(t, &rec);
     }
     let rho = challenge_from_transcript(t);
     // ρ-dependent claims.
@@ -321,7 +323,7 @@ pub fn build_witnesses(
     // γ comes after every consumed τA vector (and, through T2₀, after ρ)
     let mut t2 = transcript2_init(layout.spec_digest, rho);
     for tw in &out {
-        t2 = chain_absorb(t2, &[chain_absorb(layout.ta_init(), &tw.ta_in)]);
+        t2 = chain_absorb(t2, &[chain_absorb(layout.ta_init(), &tw.ta_in), tw.salt]);
     }
     let gamma = challenge2_from_transcript(t2);
     Ok((out, Challenges { rho, gamma }))

@@ -257,6 +257,50 @@ fn final_state_checks_reject_wrong_statements() {
         c.layout.check_final(&z0t, &zn),
         Err(FinalStateError::Constant(_))
     ));
+    // a private slot left in the final state
+    let mut zn6 = zn.clone();
+    zn6[state::PROD_TA] += zkstep_core::Fr::from(1u64);
+    assert_eq!(
+        c.layout.check_final(&c.z0, &zn6),
+        Err(FinalStateError::NotCleared(state::PROD_TA))
+    );
+}
+
+/// z_n is public. With the same θ, X and Y but another salt, every slot
+/// that is not public anyway (statement, schedule, the commitment chains,
+/// which equal c_before/c_after) must be zero or change: nothing in z_n is
+/// an unsalted function of the private values.
+#[test]
+fn final_state_reveals_nothing_unsalted() {
+    use zkstep_circuits::layout::state;
+    let c = two();
+    let mut other = c.batch.clone();
+    other.salt += zkstep_core::Fr::from(1u64);
+    let d = case_from(c.spec.clone(), c.before.clone(), other, Some(2));
+    let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap();
+    let zd = run_all(&d.layout, &d.witnesses, &d.z0).unwrap();
+    let public = [
+        state::SPEC,
+        state::C_BEFORE,
+        state::C_AFTER,
+        state::C_BATCH,
+        state::RHO,
+        state::STEP,
+        state::SCHED,
+        state::H_BEFORE,
+        state::H_AFTER,
+        state::GAMMA,
+    ];
+    for i in (0..zn.len()).filter(|i| !public.contains(i)) {
+        let zero = zkstep_core::Fr::from(0u64);
+        assert!(
+            (zn[i] == zero && zd[i] == zero) || zn[i] != zd[i],
+            "slot {i} of z_n does not depend on the salt"
+        );
+    }
+    // the challenges, public, change with the salt too
+    assert_ne!(zn[state::RHO], zd[state::RHO]);
+    assert_ne!(zn[state::GAMMA], zd[state::GAMMA]);
 }
 
 #[test]

@@ -112,6 +112,7 @@ pub fn verifying_key_bytes(keys: &Keys) -> Result<Vec<u8>> {
     let payload = VerifyingKeyRef {
         spec_toml: &toml,
         rows: keys.layout.rows as u64,
+        schedule_digest: keys.layout.expected_schedule_digest(),
         vk: &keys.vk,
     };
     files::encode(header(keys, FileKind::VerifyingKey), &payload)

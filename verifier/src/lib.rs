@@ -71,6 +71,9 @@ pub fn read_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
     }
     let layout = Layout::new(&spec, Some(p.rows as usize), usize::MAX)
         .map_err(|e| VerifyError::Malformed(e.to_string()))?;
+    // the key is the verifier's trusted input: keygen wrote the digest of
+    // this same schedule (a wrong one only makes honest proofs fail)
+    layout.set_schedule_digest(p.schedule_digest);
     Ok(VerifyingKey {
         layout,
         vk: p.vk,

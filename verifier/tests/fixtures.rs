@@ -250,3 +250,17 @@ fn tempfile_dir() -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+#[test]
+fn a_key_with_another_schedule_digest_fails_closed() {
+    use zkstep_circuits::files::{decode, encode, FileKind, Header, VerifyingKeyPayload};
+    let (h, mut p): (Header, VerifyingKeyPayload) =
+        decode(&bytes("verifying.key"), FileKind::VerifyingKey).unwrap();
+    p.schedule_digest += zkstep_core::Fr::from(1u64);
+    let vk = read_verifying_key(&encode(h, &p).unwrap()).unwrap();
+    let proof = read_proof(&bytes("proof.zkstep")).unwrap();
+    match verify(&vk, &proof, None) {
+        Err(VerifyError::Rejected(m)) => assert!(m.contains("schedule"), "{m}"),
+        other => panic!("expected rejection, got {:?}", other.map(|_| ())),
+    }
+}
