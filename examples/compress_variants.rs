@@ -19,7 +19,7 @@ fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str,
     let before = Checkpoint::init(&s, 1);
     let batch = make_batch(&ds, s.batch_size, 0, 1, seeded_salt(1, 0));
     let after = step(&s, &before, &batch).unwrap().after;
-    let lay = Arc::new(Layout::new(&s, Some(rows), usize::MAX).unwrap());
+    let lay = Arc::new(Layout::new(&s, rows).unwrap());
     let FoldInputs {
         z0, circuits: cs, ..
     } = fold_inputs(&lay, &before, &after, &batch).unwrap();

@@ -77,49 +77,6 @@ impl StepCircuit<Fr> for TileCircuit {
     }
 }
 
-/// Size of the step circuit of a layout: what the prover's memory follows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ShapeStats {
-    /// R1CS constraints.
-    pub constraints: usize,
-    /// Private variables (the witness).
-    pub variables: usize,
-    /// Non-zero entries of A, B and C together.
-    pub nonzeros: usize,
-}
-
-/// Constraints of the step circuit of a layout (shape synthesis, no witness).
-pub fn count_constraints(layout: &Layout) -> usize {
-    shape_stats(layout).map_or(usize::MAX, |s| s.constraints)
-}
-
-/// Shape statistics of the step circuit of a layout (synthesis without a
-/// witness); `None` if the layout cannot be synthesised.
-pub fn shape_stats(layout: &Layout) -> Option<ShapeStats> {
-    use nova_snark::frontend::shape_cs::ShapeCS;
-    let lay = Arc::new(layout.clone());
-    let mut cs = ShapeCS::<crate::engine::E1>::new();
-    let z: Result<Vec<A>, _> = (0..lay.arity())
-        .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::ZERO)))
-        .collect();
-    let z = z.ok()?;
-    let (c0, v0) = (cs.num_constraints(), cs.num_aux());
-    synthesize_tile(&mut cs.namespace(|| "step"), &lay, None, &z).ok()?;
-    // as Nova builds its matrices: zero coefficients are not entries
-    let nz = |lc: &nova_snark::frontend::LinearCombination<Fr>| {
-        lc.iter().filter(|(_, c)| !bool::from(c.is_zero())).count()
-    };
-    let nonzeros = cs.constraints[c0..]
-        .iter()
-        .map(|(a, b, c)| nz(a) + nz(b) + nz(c))
-        .sum();
-    Some(ShapeStats {
-        constraints: cs.num_constraints() - c0,
-        variables: cs.num_aux() - v0,
-        nonzeros,
-    })
-}
-
 /// Allocate a value from the witness (None during shape synthesis).
 fn wv<CS: ConstraintSystem<Fr>, T>(
     cs: CS,

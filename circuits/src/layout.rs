@@ -16,12 +16,6 @@ use zkstep_core::poseidon::{h24, Fr, RATE};
 use zkstep_core::spec::{Activation, Optimizer};
 use zkstep_core::ModelSpec;
 
-/// Default bound on the constraints of one fold's step circuit. Prover memory
-/// follows the fold's matrix non-zeros (MicroSpartan pads them to a power of
-/// two): at 2¹⁷ constraints they stay within 2²¹, about 4 GB here, and one
-/// output unit of a 256-wide layer still fits (512 needs ≈190k, 8 GB).
-pub const DEFAULT_FOLD_BUDGET: usize = 1 << 17;
-
 /// Domain tags of the chains that live only inside proofs.
 pub mod domain {
     /// Schedule chain.
@@ -164,71 +158,41 @@ pub fn perms_for_values(values: usize) -> usize {
 }
 
 impl Layout {
-    /// Lay out a spec with `rows` output units per tile (`None`: the most that fit `budget`).
-    pub fn new(
-        spec: &ModelSpec,
-        rows: Option<usize>,
-        budget: usize,
-    ) -> Result<Layout, CircuitError> {
+    /// Lay out a spec with `rows` output units per tile (at least 1). Pure:
+    /// choosing `rows` for a fold budget is [`crate::sizing::fit`]'s job.
+    pub fn new(spec: &ModelSpec, rows: usize) -> Result<Layout, CircuitError> {
+        if rows == 0 {
+            return Err(CircuitError::Layout(
+                "rows per tile must be at least 1".into(),
+            ));
+        }
         let n_max = spec.max_inputs();
         let momentum = spec.optimizer.has_state();
         let record_len = (n_max + 1) * if momentum { 2 } else { 1 };
-        let widest_layer = spec
-            .layers
-            .iter()
-            .map(|l| l.outputs)
-            .chain([spec.input_width()])
-            .max()
-            .unwrap_or(1);
         let mut layout = Layout {
             spec: spec.clone(),
             spec_digest: spec.digest(),
             n_max,
             batch: spec.batch_size,
-            rows: 1,
+            rows,
             schedule: vec![],
             record_len,
             schedule_digest: std::sync::OnceLock::new(),
         };
-        let r = match rows {
-            Some(r) if r >= 1 => r,
-            Some(_) => {
-                return Err(CircuitError::Layout(
-                    "rows per tile must be at least 1".into(),
-                ))
-            }
-            None => {
-                // the fold's size grows with rows: find the most that fit the budget
-                let fits = |layout: &mut Layout, r: usize| {
-                    layout.rows = r;
-                    layout.count_constraints() <= budget
-                };
-                if !fits(&mut layout, 1) {
-                    return Err(CircuitError::Layout(format!(
-                        "one output unit of the widest layer needs {} constraints per fold, more than the fold budget {budget}; raise --fold-budget, or pass --rows 1 to accept a fold of that size",
-                        layout.count_constraints()
-                    )));
-                }
-                let (mut lo, mut hi) = (1, 2);
-                while hi <= widest_layer && fits(&mut layout, hi) {
-                    lo = hi;
-                    hi *= 2;
-                }
-                let mut hi = hi.min(widest_layer + 1);
-                while hi - lo > 1 {
-                    let mid = (lo + hi) / 2;
-                    if fits(&mut layout, mid) {
-                        lo = mid;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                lo
-            }
-        };
-        layout.rows = r;
         layout.schedule = layout.make_schedule();
         Ok(layout)
+    }
+
+    /// The widest layer (output units, or the input width): more rows per
+    /// tile than this never helps.
+    pub fn widest_layer(&self) -> usize {
+        self.spec
+            .layers
+            .iter()
+            .map(|l| l.outputs)
+            .chain([self.spec.input_width()])
+            .max()
+            .unwrap_or(1)
     }
 
     fn make_schedule(&self) -> Vec<TileDesc> {
@@ -313,11 +277,6 @@ impl Layout {
     /// Highest power of ρ a fold needs (ρ^0 … ρ^{max(n_max, rows)}).
     pub fn max_pow(&self) -> usize {
         self.n_max.max(self.rows)
-    }
-
-    /// Exact number of constraints of this layout's step circuit (synthesised shape).
-    pub fn count_constraints(&self) -> usize {
-        crate::circuit::count_constraints(self)
     }
 
     /// The initial state z₀ for a statement and challenge.

@@ -17,8 +17,11 @@ pub mod engine;
 pub mod error;
 pub mod files;
 pub mod layout;
+pub mod sizing;
+pub mod verify;
 pub mod witness;
 
 pub use circuit::TileCircuit;
 pub use error::CircuitError;
-pub use layout::{Layout, TileDesc, DEFAULT_FOLD_BUDGET};
+pub use layout::{Layout, TileDesc};
+pub use sizing::DEFAULT_FOLD_BUDGET;

@@ -28,7 +28,7 @@ fn shape(layout: &Layout) -> String {
         .synthesize(&mut cs.namespace(|| "step"), &z)
         .unwrap();
     let n = cs.num_constraints() - before;
-    assert_eq!(n, lay.count_constraints());
+    assert_eq!(n, zkstep_circuits::sizing::count_constraints(&lay).unwrap());
     format!(
         "rows {} folds {} arity {} constraints/fold {n}",
         lay.rows,
@@ -41,21 +41,21 @@ fn shape(layout: &Layout) -> String {
 fn constraint_counts() {
     let tiny = ModelSpec::from_toml_str(TWO_LAYER).unwrap();
     expect!["rows 2 folds 5 arity 26 constraints/fold 16595"]
-        .assert_eq(&shape(&Layout::new(&tiny, Some(2), usize::MAX).unwrap()));
+        .assert_eq(&shape(&Layout::new(&tiny, 2).unwrap()));
     let mom = ModelSpec::from_toml_str(
         &TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
     )
     .unwrap();
     expect!["rows 1 folds 9 arity 26 constraints/fold 12625"]
-        .assert_eq(&shape(&Layout::new(&mom, Some(1), usize::MAX).unwrap()));
+        .assert_eq(&shape(&Layout::new(&mom, 1).unwrap()));
     expect!["rows 11 folds 6 arity 31 constraints/fold 127550"].assert_eq(&shape(
-        &Layout::new(&demo_spec(), None, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
+        &zkstep_circuits::sizing::fit(&demo_spec(), zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     let wide = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
     )
     .unwrap();
     expect!["rows 5 folds 26 arity 31 constraints/fold 126120"].assert_eq(&shape(
-        &Layout::new(&wide, None, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
+        &zkstep_circuits::sizing::fit(&wide, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
-use zkstep_circuits::circuit::shape_stats;
+use zkstep_circuits::sizing::shape_stats;
 use zkstep_circuits::Layout;
 use zkstep_core::format::write_atomic;
 use zkstep_core::model::seeded_salt;
@@ -201,7 +201,7 @@ pub fn bench_batch(width: usize, batch: usize) -> Result<Batch> {
 /// Estimated peak RSS (bytes) of keygen + prove + verify for a step circuit
 /// of these statistics: MicroSpartan pads the instance to the next power
 /// of two of max(non-zeros, 2·variables, constraints) of Nova's circuit.
-pub fn estimate_peak_bytes(s: &zkstep_circuits::circuit::ShapeStats) -> f64 {
+pub fn estimate_peak_bytes(s: &zkstep_circuits::sizing::ShapeStats) -> f64 {
     let (c, v, nz) = NOVA_OVERHEAD;
     let n = (s.nonzeros + nz)
         .max(2 * (s.variables + v))
@@ -236,12 +236,11 @@ pub fn run_point(
         ..Default::default()
     };
     // a layout within the budget, or one unit per fold when even that is over
-    let (layout, rows) = match Layout::new(&spec, None, budget) {
-        Ok(l) => (l, None),
-        Err(_) => (Layout::new(&spec, Some(1), usize::MAX)?, Some(1)),
+    let layout = match zkstep_circuits::sizing::fit(&spec, budget) {
+        Ok(l) => l,
+        Err(_) => Layout::new(&spec, 1)?,
     };
-    let stats = shape_stats(&layout)
-        .ok_or_else(|| ProverError::Invalid("the fold's shape cannot be synthesised".into()))?;
+    let stats = shape_stats(&layout)?;
     let est = estimate_peak_bytes(&stats);
     p.rows_per_fold = Some(layout.rows);
     p.folds = Some(layout.num_folds());
@@ -286,7 +285,7 @@ pub fn run_point(
 
     eprintln!("  width {width}: keygen (dev params) …");
     let t = Instant::now();
-    let keys = keygen(&spec, rows, budget, Setup::Dev)?;
+    let keys = keygen(&spec, Some(layout.rows), budget, Setup::Dev)?;
     p.keygen_s = Some(t.elapsed().as_secs_f64());
     let (c1, c2) = keys.pp.num_constraints();
     let (v1, _) = keys.pp.num_variables();
@@ -807,7 +806,7 @@ mod tests {
 
     #[test]
     fn estimate_grows_with_the_padded_instance() {
-        let s = |nonzeros| zkstep_circuits::circuit::ShapeStats {
+        let s = |nonzeros| zkstep_circuits::sizing::ShapeStats {
             constraints: 100_000,
             variables: 50_000,
             nonzeros,

@@ -152,7 +152,7 @@ fn existing_proof_verifies(keys: &Keys, path: &Path, expected: &Statement) -> bo
     let Ok((h, p)) = files::decode::<ProofPayload>(&bytes, FileKind::Proof) else {
         return false;
     };
-    files::verify_payload(&keys.layout, &keys.vk, h.spec_digest, &p, Some(expected)).is_ok()
+    zkstep_circuits::verify::verify_payload(&keys.layout, &keys.vk, h.spec_digest, &p, Some(expected)).is_ok()
 }
 
 /// `zkstep prove-run`.
@@ -337,7 +337,7 @@ pub fn demo(steps: u64, out_dir: Option<&Path>, json: bool, no_prove: bool) -> R
         let (proof, tm) = prove_step(&keys, &ck, &after, &batch, !json)?;
         let bytes = proof_bytes(&keys, &proof)?;
         let tv = Instant::now();
-        let verified = files::verify_payload(
+        let verified = zkstep_circuits::verify::verify_payload(
             &keys.layout,
             &keys.vk,
             keys.layout.spec_digest,

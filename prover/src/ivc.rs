@@ -64,7 +64,7 @@ pub fn init_msm() {
 /// Make keys for a spec.
 pub fn keygen(spec: &ModelSpec, rows: Option<usize>, budget: usize, setup: Setup) -> Result<Keys> {
     init_msm();
-    let layout = Arc::new(Layout::new(spec, rows, budget)?);
+    let layout = Arc::new(zkstep_circuits::sizing::layout_for(spec, rows, budget)?);
     let shape = TileCircuit::shape(layout.clone());
     let (pp, params) = match setup {
         Setup::Dev => (
@@ -150,7 +150,7 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
             "the embedded spec does not match the header's spec digest".into(),
         ));
     }
-    let layout = Arc::new(Layout::new(&spec, Some(p.rows as usize), usize::MAX)?);
+    let layout = Arc::new(Layout::new(&spec, p.rows as usize)?);
     let (_, vk) = CompressedSnark::setup(&p.pp).map_err(nova_err("compression keys"))?;
     Ok(Keys {
         layout,

@@ -6,7 +6,7 @@
 use nova_snark::provider::hyperkzg::{CommitmentEngine, CommitmentKey};
 use nova_snark::traits::commitment::CommitmentEngineTrait;
 use zkstep_circuits::engine::E1;
-use zkstep_circuits::files::{self, ParamsKind};
+use zkstep_circuits::files::ParamsKind;
 use zkstep_core::model::seeded_salt;
 use zkstep_core::{step, Batch, Checkpoint, Matrix, ModelSpec};
 use zkstep_prover::ivc::{keygen, prove, Setup};
@@ -35,7 +35,7 @@ fn keygen_from_ptau_files_proves_and_verifies() {
     };
     let after = step(&spec, &before, &batch).unwrap().after;
     let (proof, _) = prove(&keys, &before, &after, &batch, false).unwrap();
-    files::verify_payload(&keys.layout, &keys.vk, spec.digest(), &proof, None).unwrap();
+    zkstep_circuits::verify::verify_payload(&keys.layout, &keys.vk, spec.digest(), &proof, None).unwrap();
     // an empty directory is a clear error
     let empty = tempfile::tempdir().unwrap();
     let e = match keygen(&spec, Some(2), usize::MAX, Setup::Ceremony(empty.path())) {

@@ -107,7 +107,7 @@ fn three_chained_steps_prove_and_verify() {
         };
         let bytes = std::fs::read(p(&format!("run/proof_{t}.zkstep"))).unwrap();
         let (hd, proof): (_, ProofPayload) = files::decode(&bytes, FileKind::Proof).unwrap();
-        files::verify_payload(&keys.layout, &keys.vk, hd.spec_digest, &proof, Some(&want)).unwrap();
+        zkstep_circuits::verify::verify_payload(&keys.layout, &keys.vk, hd.spec_digest, &proof, Some(&want)).unwrap();
         if t > 0 {
             assert_eq!(e["c_before"], steps[t - 1]["c_after"]);
             // and step t's proof does not verify as step t−1's statement
@@ -116,7 +116,7 @@ fn three_chained_steps_prove_and_verify() {
                 FileKind::Proof,
             )
             .unwrap();
-            assert!(files::verify_payload(
+            assert!(zkstep_circuits::verify::verify_payload(
                 &keys.layout,
                 &keys.vk,
                 hd.spec_digest,

@@ -69,7 +69,7 @@ pub fn read_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
             p.rows
         )));
     }
-    let layout = Layout::new(&spec, Some(p.rows as usize), usize::MAX)
+    let layout = Layout::new(&spec, p.rows as usize)
         .map_err(|e| VerifyError::Malformed(e.to_string()))?;
     // the key is the verifier's trusted input: keygen wrote the digest of
     // this same schedule (a wrong one only makes honest proofs fail)
@@ -96,7 +96,7 @@ pub fn verify(
     expected: Option<&Statement>,
 ) -> Result<(Statement, Duration), VerifyError> {
     let t = Instant::now();
-    let st = files::verify_payload(
+    let st = zkstep_circuits::verify::verify_payload(
         &vk.layout,
         &vk.vk,
         proof.header.spec_digest,

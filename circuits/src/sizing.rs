@@ -1,0 +1,118 @@
+//! Sizing: how big a fold's circuit is, and how many output units a tile may
+//! hold under a fold budget.
+//!
+//! This sits above the circuit (it synthesises the shape) and above the
+//! layout (it chooses the layout's `rows`), so neither of those needs the
+//! other's internals: `Layout::new(spec, rows)` stays a pure function.
+
+use crate::error::CircuitError;
+use crate::layout::Layout;
+use crate::TileCircuit;
+use ff::Field;
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::shape_cs::ShapeCS;
+use nova_snark::frontend::ConstraintSystem;
+use nova_snark::traits::circuit::StepCircuit;
+use std::sync::Arc;
+use zkstep_core::{Fr, ModelSpec};
+
+/// Default bound on the constraints of one fold's step circuit. Prover memory
+/// follows the fold's matrix non-zeros (MicroSpartan pads them to a power of
+/// two): at 2¹⁷ constraints they stay within 2²¹, about 4 GB here, and one
+/// output unit of a 256-wide layer still fits (512 needs ≈190k, 8 GB).
+pub const DEFAULT_FOLD_BUDGET: usize = 1 << 17;
+
+/// Size of the step circuit of a layout: what the prover's memory follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapeStats {
+    /// R1CS constraints.
+    pub constraints: usize,
+    /// Private variables (the witness).
+    pub variables: usize,
+    /// Non-zero entries of A, B and C together.
+    pub nonzeros: usize,
+}
+
+/// Shape statistics of the step circuit of a layout (synthesis without a
+/// witness).
+pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
+    let lay = Arc::new(layout.clone());
+    let mut cs = ShapeCS::<crate::engine::E1>::new();
+    let synth = |e: nova_snark::frontend::SynthesisError| {
+        CircuitError::Layout(format!("the fold's circuit cannot be synthesised: {e}"))
+    };
+    let z: Vec<AllocatedNum<Fr>> = (0..lay.arity())
+        .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::ZERO)))
+        .collect::<Result<_, _>>()
+        .map_err(synth)?;
+    let (c0, v0) = (cs.num_constraints(), cs.num_aux());
+    TileCircuit::shape(lay)
+        .synthesize(&mut cs.namespace(|| "step"), &z)
+        .map_err(synth)?;
+    // as Nova builds its matrices: zero coefficients are not entries
+    let nz = |lc: &nova_snark::frontend::LinearCombination<Fr>| {
+        lc.iter().filter(|(_, c)| !bool::from(c.is_zero())).count()
+    };
+    let nonzeros = cs.constraints[c0..]
+        .iter()
+        .map(|(a, b, c)| nz(a) + nz(b) + nz(c))
+        .sum();
+    Ok(ShapeStats {
+        constraints: cs.num_constraints() - c0,
+        variables: cs.num_aux() - v0,
+        nonzeros,
+    })
+}
+
+/// Constraints of the step circuit of a layout.
+pub fn count_constraints(layout: &Layout) -> Result<usize, CircuitError> {
+    shape_stats(layout).map(|s| s.constraints)
+}
+
+/// Lay out a spec with as many output units per tile as fit `budget`
+/// constraints (the fold grows with the rows of a tile; found by doubling,
+/// then bisection, with exact counts).
+pub fn fit(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
+    let one = Layout::new(spec, 1)?;
+    let need = count_constraints(&one)?;
+    if need > budget {
+        return Err(CircuitError::Layout(format!(
+            "one output unit of the widest layer needs {need} constraints per fold, more than the fold budget {budget}; raise --fold-budget, or pass --rows 1 to accept a fold of that size"
+        )));
+    }
+    let widest = one.widest_layer();
+    let fits = |r: usize| -> Result<bool, CircuitError> {
+        Ok(count_constraints(&Layout::new(spec, r)?)? <= budget)
+    };
+    let (mut lo, mut hi) = (1, 2);
+    while hi <= widest && fits(hi)? {
+        lo = hi;
+        hi *= 2;
+    }
+    let mut hi = hi.min(widest + 1);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if fits(mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    if lo == 1 {
+        Ok(one)
+    } else {
+        Layout::new(spec, lo)
+    }
+}
+
+/// A layout with `rows` per tile if given, else the most that fit `budget`.
+pub fn layout_for(
+    spec: &ModelSpec,
+    rows: Option<usize>,
+    budget: usize,
+) -> Result<Layout, CircuitError> {
+    match rows {
+        Some(r) => Layout::new(spec, r),
+        None => fit(spec, budget),
+    }
+}
