@@ -22,8 +22,8 @@ use zkstep_circuits::engine::{CompressedSnark, RecursiveSnark, E1};
 use zkstep_core::{step, Fr};
 use zkstep_gadgets::expr::{alloc, var};
 use zkstep_gadgets::fixed::{relu, rescale};
-use zkstep_gadgets::range::range_bits;
-use zkstep_prover::bench::{bench_batch, bench_spec};
+use zkstep_gadgets::range::{range_bits, BitDecomposition};
+use zkstep_cli::bench::measure::{bench_batch, bench_spec};
 use zkstep_prover::ivc::{fold_inputs, keygen, proof_bytes, prove, verifying_key_bytes, Setup};
 
 const ELEMENTS: usize = 1024;
@@ -42,6 +42,7 @@ fn synth<CS: ConstraintSystem<Fr>>(cs: &mut CS, which: &str) {
                 );
                 rescale(
                     ns.namespace(|| "rescale"),
+                    &mut BitDecomposition,
                     &var(&za),
                     1_000_000_000,
                     500_000_000,
@@ -52,7 +53,7 @@ fn synth<CS: ConstraintSystem<Fr>>(cs: &mut CS, which: &str) {
                 .unwrap();
             }
             "relu" => {
-                relu(ns.namespace(|| "relu"), &var(&za), Some(true), 64).unwrap();
+                relu(ns.namespace(|| "relu"), &mut BitDecomposition, &var(&za), Some(true), 64).unwrap();
             }
             _ => range_bits(ns.namespace(|| "range"), &var(&za), 64).unwrap(),
         }
@@ -134,7 +135,7 @@ fn bench_compress_verify(c: &mut Criterion) {
     let before = zkstep_core::Checkpoint::init(&spec, 1);
     let batch = bench_batch(16, 8).unwrap();
     let after = step(&spec, &before, &batch).unwrap().after;
-    let (proof, _) = prove(&keys, &before, &after, &batch, false).unwrap();
+    let (proof, _) = prove(&keys, &before, &after, &batch, &mut |_| {}).unwrap();
     let vk = zkstep_verifier::read_verifying_key(&verifying_key_bytes(&keys).unwrap()).unwrap();
     let p = zkstep_verifier::read_proof(&proof_bytes(&keys, &proof).unwrap()).unwrap();
     let mut g = c.benchmark_group("verify");

@@ -16,7 +16,7 @@
 //! ppsnark's compression memory grows with the fold (8.3 GB at 197k
 //! constraints), which is why the default fold budget is 2¹⁷.
 
-use crate::circuit::TileCircuit;
+use crate::fold::TileCircuit;
 
 /// Primary engine (BN254 with HyperKZG commitments).
 pub type E1 = nova_snark::provider::Bn256EngineKZG;

@@ -10,25 +10,18 @@
 //! or repeated.
 
 use crate::error::CircuitError;
+use crate::slots::FoldSlots;
+use crate::state::{Final, Init, StatementField};
+pub use crate::transcript::Challenges;
+use crate::transcript::{
+    challenge2_from_transcript, challenge_from_transcript, domain, transcript2_init,
+    transcript_init,
+};
 use serde::{Deserialize, Serialize};
 use zkstep_core::commit::{chain_init, CHUNK, PACK};
 use zkstep_core::poseidon::{h24, Fr, RATE};
 use zkstep_core::spec::{Activation, Optimizer};
 use zkstep_core::ModelSpec;
-
-/// Domain tags of the chains that live only inside proofs.
-pub mod domain {
-    /// Schedule chain.
-    pub const SCHEDULE: u64 = 0x7a6b_7374_6570_0010;
-    /// Transcript chain (everything the challenge must come after).
-    pub const TRANSCRIPT: u64 = 0x7a6b_7374_6570_0011;
-    /// Chain over the τ-folded columns of a layer's output (τA records).
-    pub const TAU_A: u64 = 0x7a6b_7374_6570_0012;
-    /// Digest of an Aρ claim vector.
-    pub const A_RHO: u64 = 0x7a6b_7374_6570_0013;
-    /// Second transcript: the τA vectors the layers consume (after ρ).
-    pub const TRANSCRIPT2: u64 = 0x7a6b_7374_6570_0014;
-}
 
 /// What one fold does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,58 +66,6 @@ impl TileDesc {
     }
 }
 
-/// Indices of the IVC state vector z.
-pub mod state {
-    /// spec_digest (constant).
-    pub const SPEC: usize = 0;
-    /// c_before of the statement (constant).
-    pub const C_BEFORE: usize = 1;
-    /// c_after of the statement (constant).
-    pub const C_AFTER: usize = 2;
-    /// c_batch of the statement (constant).
-    pub const C_BATCH: usize = 3;
-    /// The challenge ρ (constant; must equal H(T_final)).
-    pub const RHO: usize = 4;
-    /// Step index (constant).
-    pub const STEP: usize = 5;
-    /// Schedule chain.
-    pub const SCHED: usize = 6;
-    /// Running Commit(θ_t) chain.
-    pub const H_BEFORE: usize = 7;
-    /// Running Commit(θ_{t+1}) chain.
-    pub const H_AFTER: usize = 8;
-    /// Transcript chain.
-    pub const T: usize = 9;
-    /// Running D(X).
-    pub const D_X: usize = 10;
-    /// Running D(Y).
-    pub const D_Y: usize = 11;
-    /// Digest of the τA vector the current layer consumes (equal in all its folds).
-    pub const CLAIM_TA: usize = 12;
-    /// The layer above's claim about the current layer's output: Σ_k τA[k]·γ^k.
-    pub const OUT_TA: usize = 13;
-    /// Running Σ_j τA[j]·γ^j over the current layer's output units so far.
-    pub const PROD_TA: usize = 14;
-    /// Digest of the Aρ vector the current layer consumes.
-    pub const CLAIM_AR: usize = 15;
-    /// Remaining of the input-gradient identity of the current layer's output.
-    pub const REM_DA: usize = 16;
-    /// Running right-hand side of the input-gradient identity of the current layer's input.
-    pub const ACC_R: usize = 17;
-    /// ρ^{j0} of the last tile.
-    pub const RHO_OFF: usize = 18;
-    /// The second challenge γ (constant; must equal H(T2_final, 1)).
-    pub const GAMMA: usize = 19;
-    /// Second transcript chain: every fold's consumed-τA digest.
-    pub const T2: usize = 20;
-    /// Σ_k τA[k]·γ^k of the vector the current layer consumes.
-    pub const CLAIM_RLC: usize = 21;
-    /// γ^{j0} of the last tile.
-    pub const G_OFF: usize = 22;
-    /// First index of the B remaining Aρ values of the current layer's output.
-    pub const REM_AR: usize = 23;
-}
-
 /// Everything that fixes the circuit and the fold sequence of a spec.
 #[derive(Clone, Debug)]
 pub struct Layout {
@@ -142,6 +83,8 @@ pub struct Layout {
     pub schedule: Vec<TileDesc>,
     /// Values per weight record (W row + b, and vW row + vb for momentum).
     pub record_len: usize,
+    /// The IVC state's slots, by owning component.
+    pub slots: FoldSlots,
     /// The schedule chain's final value, hashed once (O(folds) hashes) or
     /// taken from the verifying key, so verification does not grow with folds.
     schedule_digest: std::sync::OnceLock<Fr>,
@@ -177,6 +120,7 @@ impl Layout {
             rows,
             schedule: vec![],
             record_len,
+            slots: crate::slots::register(spec.batch_size),
             schedule_digest: std::sync::OnceLock::new(),
         };
         layout.schedule = layout.make_schedule();
@@ -246,27 +190,13 @@ impl Layout {
 
     /// Length of the IVC state vector.
     pub fn arity(&self) -> usize {
-        state::REM_AR + self.batch
+        self.slots.registry.arity()
     }
 
     /// State slots that carry private values between folds; the last fold
     /// clears them (z_n is public) and the verifier requires them zero.
     pub fn private_slots(&self) -> Vec<usize> {
-        let mut v = vec![
-            state::D_X,
-            state::D_Y,
-            state::CLAIM_TA,
-            state::OUT_TA,
-            state::PROD_TA,
-            state::CLAIM_AR,
-            state::REM_DA,
-            state::ACC_R,
-            state::RHO_OFF,
-            state::CLAIM_RLC,
-            state::G_OFF,
-        ];
-        v.extend(state::REM_AR..state::REM_AR + self.batch);
-        v
+        self.slots.registry.private()
     }
 
     /// Whether the optimizer is momentum.
@@ -279,7 +209,7 @@ impl Layout {
         self.n_max.max(self.rows)
     }
 
-    /// The initial state z₀ for a statement and challenge.
+    /// The initial state z₀ for a statement and challenges (from the slot registry).
     pub fn initial_state(
         &self,
         c_before: Fr,
@@ -288,22 +218,28 @@ impl Layout {
         step: u64,
         ch: Challenges,
     ) -> Vec<Fr> {
-        let mut z = vec![Fr::from(0u64); self.arity()];
-        z[state::SPEC] = self.spec_digest;
-        z[state::C_BEFORE] = c_before;
-        z[state::C_AFTER] = c_after;
-        z[state::C_BATCH] = c_batch;
-        z[state::RHO] = ch.rho;
-        z[state::GAMMA] = ch.gamma;
-        z[state::T2] = transcript2_init(self.spec_digest, ch.rho);
-        z[state::STEP] = Fr::from(step);
-        z[state::SCHED] = chain_init(domain::SCHEDULE, self.spec_digest);
-        z[state::H_BEFORE] = chain_init(zkstep_core::commit::DOMAIN_PARAMS, self.spec_digest);
-        z[state::H_AFTER] = z[state::H_BEFORE];
-        z[state::T] = transcript_init(self.spec_digest, c_before, c_after, c_batch, step);
-        z[state::D_X] = chain_init(zkstep_core::commit::DOMAIN_COLUMNS, self.spec_digest);
-        z[state::D_Y] = z[state::D_X];
-        z
+        self.slots
+            .registry
+            .slots()
+            .iter()
+            .map(|slot| match slot.init {
+                Init::Statement(f) => match f {
+                    StatementField::Spec => self.spec_digest,
+                    StatementField::CBefore => c_before,
+                    StatementField::CAfter => c_after,
+                    StatementField::CBatch => c_batch,
+                    StatementField::Rho => ch.rho,
+                    StatementField::Step => Fr::from(step),
+                    StatementField::Gamma => ch.gamma,
+                },
+                Init::Chain(domain) => chain_init(domain, self.spec_digest),
+                Init::Transcript => {
+                    transcript_init(self.spec_digest, c_before, c_after, c_batch, step)
+                }
+                Init::Transcript2 => transcript2_init(self.spec_digest, ch.rho),
+                Init::Zero => Fr::from(0u64),
+            })
+            .collect()
     }
 
     /// The schedule chain's final value, as the verifier expects it
@@ -336,45 +272,6 @@ impl Layout {
     }
 }
 
-/// `T₀ = H(TRANSCRIPT, spec_digest, c_before, c_after, c_batch, step)`.
-pub fn transcript_init(spec_digest: Fr, c_before: Fr, c_after: Fr, c_batch: Fr, step: u64) -> Fr {
-    let mut input = [Fr::from(0u64); RATE];
-    input[0] = Fr::from(domain::TRANSCRIPT);
-    input[1] = spec_digest;
-    input[2] = c_before;
-    input[3] = c_after;
-    input[4] = c_batch;
-    input[5] = Fr::from(step);
-    h24(&input)
-}
-
-/// `T2₀ = H(TRANSCRIPT2, spec_digest, ρ)`: the second transcript starts
-/// after ρ, so γ comes after everything ρ depends on.
-pub fn transcript2_init(spec_digest: Fr, rho: Fr) -> Fr {
-    let mut input = [Fr::from(0u64); RATE];
-    input[0] = Fr::from(domain::TRANSCRIPT2);
-    input[1] = spec_digest;
-    input[2] = rho;
-    h24(&input)
-}
-
-/// The two Fiat–Shamir challenges of a proof.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Challenges {
-    /// ρ = H(T_final): the random linear combinations of the matrix checks.
-    pub rho: Fr,
-    /// γ = H(T2_final, 1): binds the τA vectors between layers.
-    pub gamma: Fr,
-}
-
-/// The second challenge: `γ = H(T2_final, 1, 0, …)`.
-pub fn challenge2_from_transcript(t2_final: Fr) -> Fr {
-    let mut input = [Fr::from(0u64); RATE];
-    input[0] = t2_final;
-    input[1] = Fr::from(1u64);
-    h24(&input)
-}
-
 /// One link of the schedule chain: `H(h, descriptor fields, 0, …)`.
 pub fn schedule_absorb(h: Fr, d: &TileDesc) -> Fr {
     let mut input = [Fr::from(0u64); RATE];
@@ -382,13 +279,6 @@ pub fn schedule_absorb(h: Fr, d: &TileDesc) -> Fr {
     for (i, f) in d.fields().iter().enumerate() {
         input[1 + i] = Fr::from(*f);
     }
-    h24(&input)
-}
-
-/// The challenge: `ρ = H(T_final, 0, …)`.
-pub fn challenge_from_transcript(t_final: Fr) -> Fr {
-    let mut input = [Fr::from(0u64); RATE];
-    input[0] = t_final;
     h24(&input)
 }
 
@@ -443,41 +333,41 @@ impl std::fmt::Display for FinalStateError {
 }
 
 impl Layout {
-    /// What the verifier requires of the last state z_n, beyond Nova's own checks.
+    /// What the verifier requires of the last state z_n, beyond Nova's own
+    /// checks: each slot's [`Final`] rule from the registry, and that z₀'s
+    /// second transcript starts after ρ.
     pub fn check_final(&self, z0: &[Fr], zn: &[Fr]) -> Result<(), FinalStateError> {
         if z0.len() != self.arity() || zn.len() != self.arity() {
             return Err(FinalStateError::Arity);
         }
-        for (i, name) in [
-            (state::SPEC, "spec digest"),
-            (state::C_BEFORE, "c_before"),
-            (state::C_AFTER, "c_after"),
-            (state::C_BATCH, "c_batch"),
-            (state::RHO, "challenge"),
-            (state::STEP, "step"),
-            (state::GAMMA, "second challenge"),
-        ] {
-            if z0[i] != zn[i] {
-                return Err(FinalStateError::Constant(name));
-            }
-        }
-        if zn[state::SCHED] != self.expected_schedule_digest() {
-            return Err(FinalStateError::Schedule);
-        }
-        if zn[state::H_BEFORE] != z0[state::C_BEFORE] {
-            return Err(FinalStateError::CBefore);
-        }
-        if zn[state::H_AFTER] != z0[state::C_AFTER] {
-            return Err(FinalStateError::CAfter);
-        }
-        if challenge_from_transcript(zn[state::T]) != z0[state::RHO] {
-            return Err(FinalStateError::Challenge);
-        }
-        if z0[state::T2] != transcript2_init(self.spec_digest, z0[state::RHO]) {
+        let st = &self.slots.statement;
+        let tr = &self.slots.transcript;
+        if z0[tr.t2] != transcript2_init(self.spec_digest, z0[st.rho]) {
             return Err(FinalStateError::Constant("second transcript's start"));
         }
-        if challenge2_from_transcript(zn[state::T2]) != z0[state::GAMMA] {
-            return Err(FinalStateError::Challenge2);
+        let slots = self.slots.registry.slots();
+        // the statement and the chains first, the cleared slots last, so
+        // that a wrong statement is reported as such
+        for (i, slot) in slots.iter().enumerate() {
+            let ok = match slot.last {
+                Final::Unchanged(_) => z0[i] == zn[i],
+                Final::Schedule => zn[i] == self.expected_schedule_digest(),
+                Final::OpensCBefore => zn[i] == z0[st.c_before],
+                Final::OpensCAfter => zn[i] == z0[st.c_after],
+                Final::HashesToRho => challenge_from_transcript(zn[i]) == z0[st.rho],
+                Final::HashesToGamma => challenge2_from_transcript(zn[i]) == z0[tr.gamma],
+                Final::Cleared => true,
+            };
+            if !ok {
+                return Err(match slot.last {
+                    Final::Unchanged(name) => FinalStateError::Constant(name),
+                    Final::Schedule => FinalStateError::Schedule,
+                    Final::OpensCBefore => FinalStateError::CBefore,
+                    Final::OpensCAfter => FinalStateError::CAfter,
+                    Final::HashesToRho => FinalStateError::Challenge,
+                    Final::HashesToGamma | Final::Cleared => FinalStateError::Challenge2,
+                });
+            }
         }
         if let Some(i) = self
             .private_slots()

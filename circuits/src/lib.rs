@@ -12,16 +12,20 @@
 //!   verifier.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
-pub mod circuit;
 pub mod engine;
 pub mod error;
 pub mod files;
+pub mod fold;
 pub mod layout;
 pub mod sizing;
+pub mod slots;
+pub mod state;
+pub mod transcript;
+pub mod update;
 pub mod verify;
 pub mod witness;
 
-pub use circuit::TileCircuit;
+pub use fold::TileCircuit;
 pub use error::CircuitError;
 pub use layout::{Layout, TileDesc};
 pub use sizing::DEFAULT_FOLD_BUDGET;

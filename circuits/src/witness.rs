@@ -2,105 +2,52 @@
 //!
 //! Nothing is recomputed differently here: values come from `StepTrace`, the
 //! two checkpoints and the batch; padding (rows and columns beyond a layer's
-//! widths) gets the canonical "zero" witness (zero values, remainders equal to
-//! the rounding offset). The challenge ρ is derived from the transcript of all
-//! ρ-independent values, then the ρ-dependent claims (τA, Aρ) are filled in;
-//! the second challenge γ is derived from the second transcript of the τA
-//! vectors the folds consume.
+//! widths) gets each component's canonical padding witness (zero values,
+//! remainders equal to the rounding offset). The challenge ρ is derived from
+//! the transcript of all ρ-independent values (in
+//! [`crate::transcript::fold_transcript`]'s order, the circuit's), then the
+//! ρ-dependent claims (τA, Aρ) are filled in; the second challenge γ is
+//! derived from the second transcript of the τA vectors the folds consume.
 
 use crate::error::CircuitError;
-use crate::layout::{
-    challenge2_from_transcript, challenge_from_transcript, transcript2_init, Challenges, Layout,
-    TileDesc,
+use crate::fold::cells::Cell;
+use crate::fold::consume::LinkWitness;
+use crate::fold::rows::RowWitness;
+use crate::layout::{Layout, TileDesc};
+use crate::transcript::{
+    challenge2_from_transcript, challenge_from_transcript, fold_transcript, transcript2_init,
+    transcript_init, Challenges,
 };
-use zkstep_core::commit::{chain_absorb, pack_values};
+use crate::update::momentum::MomentumRow;
+use crate::update::sgd::SgdRow;
+use crate::update::RowUpdate;
+use zkstep_core::commit::{chain_absorb, commit_batch, commit_params, pack_values};
 use zkstep_core::exec::{StepTrace, UpdateTrace};
 use zkstep_core::fixed::{SCALE_I128, SCALE_SQ};
 use zkstep_core::poseidon::{fr_from_i128, Fr};
 use zkstep_core::{Batch, Checkpoint, Matrix};
 
-/// Everything one fold needs. Rows are `t < rows`, columns `k < n_max`,
-/// cells `(i, t)` stored at `i·rows + t`.
+/// Everything one fold needs, by component. Cells `(i, t)` are stored at
+/// `i·rows + t`; rows `t < rows`, each padded to `n_max` columns.
 #[derive(Clone, Debug)]
 pub struct TileWitness {
     /// What this fold does.
     pub desc: TileDesc,
-    /// W rows (padded), `rows × n_max`.
-    pub w: Vec<i64>,
-    /// W' rows.
-    pub w_new: Vec<i64>,
-    /// b.
-    pub b: Vec<i64>,
-    /// b'.
-    pub b_new: Vec<i64>,
-    /// vW rows (momentum; empty otherwise).
-    pub vw: Vec<i64>,
-    /// vW' rows.
-    pub vw_new: Vec<i64>,
-    /// vb.
-    pub vb: Vec<i64>,
-    /// vb'.
-    pub vb_new: Vec<i64>,
-    /// Remainder of each weight update (divisor S² for SGD, S for momentum).
-    pub upd_r: Vec<i64>,
-    /// Momentum: dW = rescale_S(dW_acc) and its remainder.
-    pub dw_q: Vec<i64>,
-    /// Remainder of dW.
-    pub dw_r: Vec<i64>,
-    /// Momentum: rescale_S(μ·vW) and its remainder.
-    pub mv_q: Vec<i64>,
-    /// Remainder of μ·vW.
-    pub mv_r: Vec<i64>,
-    /// Remainder of each bias update.
-    pub bu_r: Vec<i64>,
-    /// Momentum: rescale_S(μ·vb) and its remainder.
-    pub mvb_q: Vec<i64>,
-    /// Remainder of μ·vb.
-    pub mvb_r: Vec<i64>,
-    /// Pre-activations Z of the tile's units (X for input tiles), `B × rows`.
-    pub z: Vec<i64>,
-    /// Remainders of Z's rescale.
-    pub z_r: Vec<i64>,
-    /// ReLU selectors `[Z ≥ 1]`.
-    pub s: Vec<bool>,
-    /// Targets Y of the tile's units (top layer; zero elsewhere).
-    pub y: Vec<i64>,
-    /// Incoming gradient dA of the tile's units.
-    pub da: Vec<i64>,
-    /// Remainders of dA's rescale.
-    pub da_r: Vec<i64>,
-    /// τA of the layer's input (n_max, zero-padded).
-    pub ta_in: Vec<Fr>,
-    /// Aρ of the layer's input (B).
-    pub ar_in: Vec<Fr>,
-    /// First tile of a non-top layer: the layer above's Aρ claim about this layer's output.
-    pub ar_up: Vec<Fr>,
+    /// The cells (B × rows).
+    pub cells: Vec<Cell<i64>>,
+    /// The weight rows.
+    pub rows: Vec<RowWitness>,
+    /// The consumer's claims (depend on the challenges).
+    pub links: LinkWitness,
     /// Salt of the batch commitment.
     pub salt: Fr,
 }
 
 impl TileWitness {
     /// The ρ-independent values the transcript absorbs, in the circuit's order.
-    pub fn transcript_values(&self, momentum: bool) -> Vec<i64> {
-        let mut v = Vec::with_capacity(4 * self.z.len() + 2 * self.upd_r.len());
-        v.extend_from_slice(&self.z);
-        v.extend_from_slice(&self.z_r);
-        v.extend_from_slice(&self.da);
-        v.extend_from_slice(&self.da_r);
-        if momentum {
-            for (q, r) in self.dw_q.iter().zip(&self.dw_r) {
-                v.push(*q);
-                v.push(*r);
-            }
-        } else {
-            v.extend_from_slice(&self.upd_r);
-        }
-        v
+    pub fn transcript_values(&self) -> Vec<i64> {
+        fold_transcript(&self.cells, self.rows.iter().flat_map(|r| r.update.transcript()))
     }
-}
-
-fn off(layout: &Layout, d: i128) -> i64 {
-    layout.spec.rounding.offset(d) as i64
 }
 
 fn get(m: &Matrix, i: usize, j: usize) -> i64 {
@@ -111,12 +58,109 @@ fn get(m: &Matrix, i: usize, j: usize) -> i64 {
     }
 }
 
-fn cell(v: &[i64], cols: usize, i: usize, j: usize, fallback: i64) -> i64 {
-    if j < cols {
-        v[i * cols + j]
+/// A padding tile of `layout` for descriptor `d`.
+fn padding(layout: &Layout, d: TileDesc, salt: Fr) -> TileWitness {
+    let (r, n, bsz) = (layout.rows, layout.n_max, layout.batch);
+    let rounding = layout.spec.rounding;
+    let off_s = rounding.offset(SCALE_I128) as i64;
+    let off_sq = rounding.offset(SCALE_SQ) as i64;
+    let update = if layout.momentum() {
+        RowUpdate::Momentum(MomentumRow::padding(n, off_s))
     } else {
-        fallback
+        RowUpdate::Sgd(SgdRow::padding(n, off_sq, off_s))
+    };
+    let row = RowWitness {
+        w: vec![0; n],
+        w_new: vec![0; n],
+        b: 0,
+        b_new: 0,
+        update,
+    };
+    TileWitness {
+        desc: d,
+        cells: vec![Cell::padding(off_s); bsz * r],
+        rows: vec![row; r],
+        links: LinkWitness {
+            ta_in: vec![Fr::from(0u64); n],
+            ar_in: vec![Fr::from(0u64); bsz],
+            ar_up: vec![Fr::from(0u64); bsz],
+        },
+        salt,
     }
+}
+
+/// Row t of a layer tile: W, W′, b, b′ and the optimizer's values.
+fn fill_row(
+    row: &mut RowWitness,
+    before: &Checkpoint,
+    trace: &StepTrace,
+    l: usize,
+    j: usize,
+) -> Result<(), CircuitError> {
+    let (lp, np) = (&before.layers[l], &trace.after.layers[l]);
+    let n_in = lp.w.cols;
+    row.w[..n_in].copy_from_slice(lp.w.row(j));
+    row.w_new[..n_in].copy_from_slice(np.w.row(j));
+    row.b = lp.b[j];
+    row.b_new = np.b[j];
+    match (&trace.backward[l].update, &mut row.update) {
+        (UpdateTrace::Sgd(t), RowUpdate::Sgd(r)) => r.fill(t, j, n_in),
+        (UpdateTrace::Momentum(t), RowUpdate::Momentum(r)) => {
+            let missing = || {
+                CircuitError::Witness(format!(
+                    "layer {}: the checkpoints carry no velocity",
+                    l + 1
+                ))
+            };
+            let (vw, vw2) = (lp.vw.as_ref().ok_or_else(missing)?, np.vw.as_ref().ok_or_else(missing)?);
+            let (vb, vb2) = (lp.vb.as_ref().ok_or_else(missing)?, np.vb.as_ref().ok_or_else(missing)?);
+            r.fill(t, j, (vw.row(j), vw2.row(j)), (vb[j], vb2[j]));
+        }
+        _ => {
+            return Err(CircuitError::Witness(format!(
+                "layer {}: the trace's optimizer is not the spec's",
+                l + 1
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// The cells of a layer tile: Z, its remainder, the selector, Y (top) and dA.
+fn fill_cells(
+    tw: &mut TileWitness,
+    layout: &Layout,
+    trace: &StepTrace,
+    batch: &Batch,
+) -> Result<(), CircuitError> {
+    let d = tw.desc;
+    let (r, l) = (layout.rows, d.layer - 1);
+    let n_out = layout.spec.layers[l].outputs;
+    let fwd = &trace.forward[l];
+    for t in 0..d.rows_active {
+        let j = d.j0 + t;
+        for i in 0..layout.batch {
+            let c = &mut tw.cells[i * r + t];
+            c.z = fwd.z.at(i, j);
+            c.z_r = fwd.z_rem[i * n_out + j];
+            c.s = (c.z >= 1) as i64;
+            if d.is_top {
+                c.y = get(&batch.y, i, j);
+                c.da = trace.loss.da.at(i, j);
+                c.da_r = trace.loss.da_rem[i * n_out + j];
+            } else {
+                let (m, rem) = trace.backward[l + 1].da_prev.as_ref().ok_or_else(|| {
+                    CircuitError::Witness(format!(
+                        "layer {} has no input gradient in the trace",
+                        l + 2
+                    ))
+                })?;
+                c.da = m.at(i, j);
+                c.da_r = rem[i * n_out + j];
+            }
+        }
+    }
+    Ok(())
 }
 
 /// All fold witnesses and the challenges ρ, γ for one step.
@@ -126,10 +170,6 @@ pub fn build_witnesses(
     before: &Checkpoint,
     batch: &Batch,
 ) -> Result<(Vec<TileWitness>, Challenges), CircuitError> {
-    let (r, n, bsz) = (layout.rows, layout.n_max, layout.batch);
-    let momentum = layout.momentum();
-    let (off_s, off_sq) = (off(layout, SCALE_I128), off(layout, SCALE_SQ));
-    let w_off = if momentum { off_s } else { off_sq };
     let nl = layout.spec.layers.len();
     if trace.forward.len() != nl || before.layers.len() != nl {
         return Err(CircuitError::Witness(
@@ -138,149 +178,53 @@ pub fn build_witnesses(
     }
     let mut out = Vec::with_capacity(layout.num_folds());
     for d in &layout.schedule {
-        let rn = r * n;
-        let mut tw = TileWitness {
-            desc: *d,
-            w: vec![0; rn],
-            w_new: vec![0; rn],
-            b: vec![0; r],
-            b_new: vec![0; r],
-            vw: vec![0; if momentum { rn } else { 0 }],
-            vw_new: vec![0; if momentum { rn } else { 0 }],
-            vb: vec![0; if momentum { r } else { 0 }],
-            vb_new: vec![0; if momentum { r } else { 0 }],
-            upd_r: vec![w_off; rn],
-            dw_q: vec![0; if momentum { rn } else { 0 }],
-            dw_r: vec![off_s; if momentum { rn } else { 0 }],
-            mv_q: vec![0; if momentum { rn } else { 0 }],
-            mv_r: vec![off_s; if momentum { rn } else { 0 }],
-            bu_r: vec![off_s; r],
-            mvb_q: vec![0; if momentum { r } else { 0 }],
-            mvb_r: vec![off_s; if momentum { r } else { 0 }],
-            z: vec![0; bsz * r],
-            z_r: vec![0; bsz * r],
-            s: vec![false; bsz * r],
-            y: vec![0; bsz * r],
-            da: vec![0; bsz * r],
-            da_r: vec![off_s; bsz * r],
-            ta_in: vec![Fr::from(0u64); n],
-            ar_in: vec![Fr::from(0u64); bsz],
-            ar_up: vec![Fr::from(0u64); bsz],
-            salt: batch.salt,
-        };
+        let mut tw = padding(layout, *d, batch.salt);
         if d.is_input {
-            for i in 0..bsz {
+            for i in 0..layout.batch {
                 for t in 0..d.rows_active {
-                    let x = batch.x.at(i, d.j0 + t);
-                    tw.z[i * r + t] = x;
-                    tw.s[i * r + t] = x >= 1;
+                    let c = &mut tw.cells[i * layout.rows + t];
+                    c.z = batch.x.at(i, d.j0 + t);
+                    c.s = (c.z >= 1) as i64;
                 }
             }
-            out.push(tw);
-            continue;
-        }
-        let l = d.layer - 1;
-        let (lp, np) = (&before.layers[l], &trace.after.layers[l]);
-        let fwd = &trace.forward[l];
-        let bwd = &trace.backward[l];
-        let n_in = layout.spec.layers[l].inputs;
-        let n_out = layout.spec.layers[l].outputs;
-        for t in 0..d.rows_active {
-            let j = d.j0 + t;
-            for k in 0..n_in {
-                let (p, src) = (t * n + k, j * n_in + k);
-                tw.w[p] = lp.w.at(j, k);
-                tw.w_new[p] = np.w.at(j, k);
-                match &bwd.update {
-                    UpdateTrace::Sgd { w_rem, .. } => tw.upd_r[p] = w_rem[src],
-                    UpdateTrace::Momentum {
-                        dw,
-                        dw_rem,
-                        mvw,
-                        mvw_rem,
-                        w_rem,
-                        ..
-                    } => {
-                        tw.upd_r[p] = w_rem[src];
-                        tw.dw_q[p] = dw[src];
-                        tw.dw_r[p] = dw_rem[src];
-                        tw.mv_q[p] = mvw[src];
-                        tw.mv_r[p] = mvw_rem[src];
-                    }
-                }
-                if let (Some(vw), Some(vw2)) = (&lp.vw, &np.vw) {
-                    tw.vw[p] = vw.at(j, k);
-                    tw.vw_new[p] = vw2.at(j, k);
-                }
+        } else {
+            for t in 0..d.rows_active {
+                fill_row(&mut tw.rows[t], before, trace, d.layer - 1, d.j0 + t)?;
             }
-            tw.b[t] = lp.b[j];
-            tw.b_new[t] = np.b[j];
-            match &bwd.update {
-                UpdateTrace::Sgd { b_rem, .. } => tw.bu_r[t] = b_rem[j],
-                UpdateTrace::Momentum {
-                    mvb,
-                    mvb_rem,
-                    b_rem,
-                    ..
-                } => {
-                    tw.bu_r[t] = b_rem[j];
-                    tw.mvb_q[t] = mvb[j];
-                    tw.mvb_r[t] = mvb_rem[j];
-                }
-            }
-            if let (Some(vb), Some(vb2)) = (&lp.vb, &np.vb) {
-                tw.vb[t] = vb[j];
-                tw.vb_new[t] = vb2[j];
-            }
-            for i in 0..bsz {
-                let c = i * r + t;
-                tw.z[c] = fwd.z.at(i, j);
-                tw.z_r[c] = fwd.z_rem[i * n_out + j];
-                tw.s[c] = tw.z[c] >= 1;
-                if d.is_top {
-                    tw.y[c] = get(&batch.y, i, j);
-                    tw.da[c] = trace.loss.da.at(i, j);
-                    tw.da_r[c] = cell(&trace.loss.da_rem, n_out, i, j, off_s);
-                } else {
-                    let (m, rem) = trace.backward[l + 1].da_prev.as_ref().ok_or_else(|| {
-                        CircuitError::Witness(format!(
-                            "layer {} has no input gradient in the trace",
-                            l + 2
-                        ))
-                    })?;
-                    tw.da[c] = m.at(i, j);
-                    tw.da_r[c] = rem[i * n_out + j];
-                }
-            }
+            fill_cells(&mut tw, layout, trace, batch)?;
         }
         out.push(tw);
     }
+    let challenges = fill_claims(layout, trace, before, batch, &mut out);
+    Ok((out, challenges))
+}
+
+/// Derive ρ from the transcript, fill the ρ-dependent claims, derive γ.
+fn fill_claims(
+    layout: &Layout,
+    trace: &StepTrace,
+    before: &Checkpoint,
+    batch: &Batch,
+    out: &mut [TileWitness],
+) -> Challenges {
+    let (n, bsz) = (layout.n_max, layout.batch);
     // The challenge comes after everything it tests.
-    let mut t = crate::layout::transcript_init(
+    let mut t = transcript_init(
         layout.spec_digest,
-        zkstep_core::commit::commit_params(&layout.spec, before),
-        zkstep_core::commit::commit_params(&layout.spec, &trace.after),
-        zkstep_core::commit::commit_batch(&layout.spec, batch),
+        commit_params(&layout.spec, before),
+        commit_params(&layout.spec, &trace.after),
+        commit_batch(&layout.spec, batch),
         before.step,
     );
-    for tw in &out {
-        let mut rec = pack_values(&tw.transcript_values(momentum));
+    for tw in out.iter() {
+        let mut rec = pack_values(&tw.transcript_values());
         rec.push(tw.salt);
         t = chain_absorb(t, &rec);
     }
     let rho = challenge_from_transcript(t);
-    // ρ-dependent claims.
     let pw: Vec<Fr> = powers(rho, layout.max_pow() + 1);
-    let stride = pw[n];
-    let bw: Vec<Fr> = powers(stride, bsz);
-    let input_of = |layer: usize| -> &Matrix {
-        if layer == 1 {
-            &batch.x
-        } else {
-            &trace.forward[layer - 2].out
-        }
-    };
-    let output_of = |layer: usize| -> &Matrix {
+    let bw: Vec<Fr> = powers(pw[n], bsz);
+    let layer_output = |layer: usize| -> &Matrix {
         if layer == 0 {
             &batch.x
         } else {
@@ -291,9 +235,7 @@ pub fn build_witnesses(
         (0..n)
             .map(|k| {
                 if k < m.cols {
-                    (0..bsz)
-                        .map(|i| bw[i] * fr_from_i128(m.at(i, k) as i128))
-                        .sum()
+                    (0..bsz).map(|i| bw[i] * fr_from_i128(m.at(i, k) as i128)).sum()
                 } else {
                     Fr::from(0u64)
                 }
@@ -302,31 +244,27 @@ pub fn build_witnesses(
     };
     let a_rho = |m: &Matrix| -> Vec<Fr> {
         (0..bsz)
-            .map(|i| {
-                (0..m.cols)
-                    .map(|k| pw[k] * fr_from_i128(m.at(i, k) as i128))
-                    .sum()
-            })
+            .map(|i| (0..m.cols).map(|k| pw[k] * fr_from_i128(m.at(i, k) as i128)).sum())
             .collect()
     };
     for tw in out.iter_mut() {
         let d = tw.desc;
         if !d.is_input {
-            let a = input_of(d.layer);
-            tw.ta_in = tau_a(a);
-            tw.ar_in = a_rho(a);
+            let a = layer_output(d.layer - 1);
+            tw.links.ta_in = tau_a(a);
+            tw.links.ar_in = a_rho(a);
         }
         if d.first && !d.is_top {
-            tw.ar_up = a_rho(output_of(d.layer));
+            tw.links.ar_up = a_rho(layer_output(d.layer));
         }
     }
     // γ comes after every consumed τA vector (and, through T2₀, after ρ)
     let mut t2 = transcript2_init(layout.spec_digest, rho);
-    for tw in &out {
-        t2 = chain_absorb(t2, &[chain_absorb(layout.ta_init(), &tw.ta_in), tw.salt]);
+    for tw in out.iter() {
+        t2 = chain_absorb(t2, &[chain_absorb(layout.ta_init(), &tw.links.ta_in), tw.salt]);
     }
     let gamma = challenge2_from_transcript(t2);
-    Ok((out, Challenges { rho, gamma }))
+    Challenges { rho, gamma }
 }
 
 /// `[1, x, x², …]` of length `len`.

@@ -81,3 +81,27 @@ fn momentum_with_several_tiles_per_layer() {
         .unwrap_or_else(|(f, e)| panic!("fold {f} unsatisfied at {e}"));
     c.layout.check_final(&c.z0, &zn).unwrap();
 }
+
+/// The native witness builder and the circuit absorb the same values into
+/// the transcript T in the same order (both call `transcript::fold_transcript`):
+/// after every fold the circuit's T equals the native chain.
+#[test]
+fn circuit_and_witness_builder_agree_on_the_transcript() {
+    use zkstep_core::commit::{chain_absorb, pack_values};
+    for toml in [
+        TWO_LAYER.to_string(),
+        TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
+    ] {
+        let c = case(&toml, Some(2), 11);
+        let t_slot = c.layout.slots.transcript.t;
+        let mut z = c.z0.clone();
+        let mut native = c.z0[t_slot];
+        for w in &c.witnesses {
+            z = run_fold(&c.layout, w, &z).unwrap();
+            let mut rec = pack_values(&w.transcript_values());
+            rec.push(w.salt);
+            native = chain_absorb(native, &rec);
+            assert_eq!(z[t_slot], native, "fold {:?}", w.desc);
+        }
+    }
+}

@@ -6,6 +6,7 @@
 mod common;
 use common::*;
 use zkstep_circuits::layout::FinalStateError;
+use zkstep_circuits::update::{sgd::SgdRow, RowUpdate};
 use zkstep_circuits::witness::TileWitness;
 
 /// Apply `mutate` to fold `f`'s witness; expect a failure in a fold whose
@@ -33,6 +34,13 @@ fn fold_of(c: &Case, layer: usize) -> usize {
         .unwrap()
 }
 
+fn sgd(u: &RowUpdate) -> &SgdRow {
+    match u {
+        RowUpdate::Sgd(r) => r,
+        RowUpdate::Momentum(_) => panic!("an SGD case"),
+    }
+}
+
 fn two() -> Case {
     case(TWO_LAYER, Some(2), 3)
 }
@@ -42,32 +50,32 @@ fn weight_after_off_by_one_is_rejected() {
     let c = two();
     for layer in [1, 2] {
         let f = fold_of(&c, layer);
-        rejects(&c, f, "weight_grad", |w| w.w_new[1] += 1);
+        rejects(&c, f, "weight_grad", |w| w.rows[0].w_new[1] += 1);
     }
 }
 
 #[test]
 fn bias_after_off_by_one_is_rejected() {
     let c = two();
-    rejects(&c, fold_of(&c, 2), "lr_db", |w| w.b_new[0] -= 1);
+    rejects(&c, fold_of(&c, 2), "lr_db", |w| w.rows[0].b_new -= 1);
 }
 
 #[test]
 fn weight_before_off_by_one_is_rejected() {
     let c = two();
-    rejects(&c, fold_of(&c, 1), "forward", |w| w.w[0] += 1);
+    rejects(&c, fold_of(&c, 1), "forward", |w| w.rows[0].w[0] += 1);
 }
 
 #[test]
 fn flipped_relu_selector_is_rejected_for_positive_and_zero_preactivations() {
     let c = two();
     let f = fold_of(&c, 1);
-    let cidx = c.witnesses[f].z.iter().position(|&z| z > 0).unwrap();
-    rejects(&c, f, "relu/sign", |w| w.s[cidx] = !w.s[cidx]);
+    let cidx = c.witnesses[f].cells.iter().position(|c| c.z > 0).unwrap();
+    rejects(&c, f, "relu/sign", |w| w.cells[cidx].s = 1 - w.cells[cidx].s);
     // a zero pre-activation: force Z = 0 with its selector 0, then flip
     let mut zc = c.witnesses.clone();
-    zc[f].z[cidx] = 0;
-    zc[f].s[cidx] = true;
+    zc[f].cells[cidx].z = 0;
+    zc[f].cells[cidx].s = 1;
     let err = run_all(&c.layout, &zc, &c.z0).unwrap_err();
     assert!(err.1.contains("relu/sign"), "{err:?}");
 }
@@ -87,33 +95,38 @@ fn remainder_of_scale_with_quotient_one_lower_is_rejected() {
             .find_map(|(f, w)| pick(w).map(|i| (f, i)))
     };
     let (f, i) = find(&|w| {
-        (0..w.z_r.len()).find(|&i| i % c.layout.rows < w.desc.rows_active && w.z_r[i] + s < 1 << 30)
+        (0..w.cells.len()).find(|&i| i % c.layout.rows < w.desc.rows_active && w.cells[i].z_r + s < 1 << 30)
     })
     .expect("a small Z remainder");
     rejects(&c, f, "z_r/r_lt_d", |w| {
-        w.z[i] -= 1;
-        w.z_r[i] += s;
+        w.cells[i].z -= 1;
+        w.cells[i].z_r += s;
     });
     let (f, i) = find(&|w| {
-        (0..w.da_r.len())
-            .find(|&i| i % c.layout.rows < w.desc.rows_active && w.da_r[i] + s < 1 << 30)
+        (0..w.cells.len())
+            .find(|&i| i % c.layout.rows < w.desc.rows_active && w.cells[i].da_r + s < 1 << 30)
     })
     .expect("a small dA remainder");
     rejects(&c, f, "da_r/r_lt_d", |w| {
-        w.da[i] -= 1;
-        w.da_r[i] += s;
+        w.cells[i].da -= 1;
+        w.cells[i].da_r += s;
     });
     let (f, i) = find(&|w| {
-        (0..w.upd_r.len()).find(|&i| {
-            i / c.layout.n_max < w.desc.rows_active
-                && i % c.layout.n_max < w.desc.n_in
-                && w.upd_r[i] + s * s < 1 << 60
+        let n = c.layout.n_max;
+        (0..w.rows.len() * n).find(|&i| {
+            i / n < w.desc.rows_active
+                && i % n < w.desc.n_in
+                && sgd(&w.rows[i / n].update).weights[i % n].r + s * s < 1 << 60
         })
     })
     .expect("a small update remainder");
+    let n = c.layout.n_max;
     rejects(&c, f, "upd_r/r_lt_d", |w| {
-        w.w_new[i] += 1; // quotient W − W' one lower
-        w.upd_r[i] += s * s;
+        let row = &mut w.rows[i / n];
+        row.w_new[i % n] += 1; // quotient W − W' one lower
+        if let RowUpdate::Sgd(u) = &mut row.update {
+            u.weights[i % n].r += s * s;
+        }
     });
 }
 
@@ -121,17 +134,17 @@ fn remainder_of_scale_with_quotient_one_lower_is_rejected() {
 fn quotient_out_of_the_declared_range_is_rejected() {
     let toml = TWO_LAYER.replace("batch_size = 3", "batch_size = 3\nvalue_bits = 40");
     let c = case(&toml, Some(2), 4);
-    rejects(&c, fold_of(&c, 2), "z/range", |w| w.z[0] += 1 << 40);
+    rejects(&c, fold_of(&c, 2), "z/range", |w| w.cells[0].z += 1 << 40);
 }
 
 #[test]
 fn another_batch_is_rejected() {
     let c = two();
     // another target under the same gradient: the loss constraint
-    rejects(&c, fold_of(&c, 2), "loss", |w| w.y[0] += 1);
+    rejects(&c, fold_of(&c, 2), "loss", |w| w.cells[0].y += 1);
     // another input: the forward identity of layer 1 no longer holds with the claims
     let f0 = c.witnesses.iter().position(|w| w.desc.is_input).unwrap();
-    rejects(&c, f0, "ta_settled", |w| w.z[0] += 1);
+    rejects(&c, f0, "ta_settled", |w| w.cells[0].z += 1);
 }
 
 #[test]
@@ -139,18 +152,19 @@ fn wrong_incoming_gradient_is_rejected_when_its_layer_settles() {
     let c = two();
     // a cell whose ReLU is off: dZ = 0 whatever dA is, so only the input-gradient identity sees it
     let f = fold_of(&c, 1);
-    let cidx = (0..c.witnesses[f].s.len())
-        .find(|&i| !c.witnesses[f].s[i] && i % c.layout.rows < c.witnesses[f].desc.rows_active)
+    let cells = &c.witnesses[f].cells;
+    let cidx = (0..cells.len())
+        .find(|&i| cells[i].s == 0 && i % c.layout.rows < c.witnesses[f].desc.rows_active)
         .expect("an inactive unit");
-    rejects(&c, f, "da_settled", |w| w.da[cidx] += 1);
+    rejects(&c, f, "da_settled", |w| w.cells[cidx].da += 1);
 }
 
 #[test]
 fn wrong_claims_are_rejected() {
     let c = two();
     let f = fold_of(&c, 1);
-    rejects(&c, f, "", |w| w.ta_in[0] += zkstep_core::Fr::from(1u64));
-    rejects(&c, f, "", |w| w.ar_in[1] += zkstep_core::Fr::from(1u64));
+    rejects(&c, f, "", |w| w.links.ta_in[0] += zkstep_core::Fr::from(1u64));
+    rejects(&c, f, "", |w| w.links.ar_in[1] += zkstep_core::Fr::from(1u64));
 }
 
 /// Mutate every fold of `layer` alike (a consistent lie across the layer).
@@ -179,13 +193,13 @@ fn consumed_tau_a_must_be_what_the_layer_below_produced() {
     // layer 1's folds, only the γ-combination settled by the input tiles can.
     assert!(c.layout.spec.layers[0].inputs < c.layout.n_max);
     rejects_layer(&c, 1, "ta_settled", |w| {
-        w.ta_in[3] += zkstep_core::Fr::from(1u64)
+        w.links.ta_in[3] += zkstep_core::Fr::from(1u64)
     });
     // and a different vector in one fold only breaks the layer's digest
     let f = fold_of(&c, 1) + 1;
     assert_eq!(c.witnesses[f].desc.layer, 1);
     rejects(&c, f, "ta_claim", |w| {
-        w.ta_in[3] += zkstep_core::Fr::from(1u64)
+        w.links.ta_in[3] += zkstep_core::Fr::from(1u64)
     });
 }
 
@@ -216,53 +230,53 @@ fn swapped_folds_fail_the_schedule_or_the_constraints() {
 fn final_state_checks_reject_wrong_statements() {
     let c = two();
     let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap();
-    use zkstep_circuits::layout::state;
+    let (st, tr) = (&c.layout.slots.statement, &c.layout.slots.transcript);
     let mut z0 = c.z0.clone();
-    z0[state::C_AFTER] += zkstep_core::Fr::from(1u64);
+    z0[st.c_after] += zkstep_core::Fr::from(1u64);
     let mut zn2 = zn.clone();
-    zn2[state::C_AFTER] = z0[state::C_AFTER];
+    zn2[st.c_after] = z0[st.c_after];
     assert_eq!(
         c.layout.check_final(&z0, &zn2),
         Err(FinalStateError::CAfter)
     );
     let mut zn3 = zn.clone();
-    zn3[state::T] += zkstep_core::Fr::from(1u64);
+    zn3[tr.t] += zkstep_core::Fr::from(1u64);
     assert_eq!(
         c.layout.check_final(&c.z0, &zn3),
         Err(FinalStateError::Challenge)
     );
     let mut zn4 = zn.clone();
-    zn4[state::SCHED] += zkstep_core::Fr::from(1u64);
+    zn4[c.layout.slots.schedule.sched] += zkstep_core::Fr::from(1u64);
     assert_eq!(
         c.layout.check_final(&c.z0, &zn4),
         Err(FinalStateError::Schedule)
     );
     // the second challenge: another T2, another γ, another start of T2
     let mut zn5 = zn.clone();
-    zn5[state::T2] += zkstep_core::Fr::from(1u64);
+    zn5[tr.t2] += zkstep_core::Fr::from(1u64);
     assert_eq!(
         c.layout.check_final(&c.z0, &zn5),
         Err(FinalStateError::Challenge2)
     );
     let (mut z0g, mut zng) = (c.z0.clone(), zn.clone());
-    z0g[state::GAMMA] += zkstep_core::Fr::from(1u64);
-    zng[state::GAMMA] = z0g[state::GAMMA];
+    z0g[tr.gamma] += zkstep_core::Fr::from(1u64);
+    zng[tr.gamma] = z0g[tr.gamma];
     assert_eq!(
         c.layout.check_final(&z0g, &zng),
         Err(FinalStateError::Challenge2)
     );
     let mut z0t = c.z0.clone();
-    z0t[state::T2] += zkstep_core::Fr::from(1u64);
+    z0t[tr.t2] += zkstep_core::Fr::from(1u64);
     assert!(matches!(
         c.layout.check_final(&z0t, &zn),
         Err(FinalStateError::Constant(_))
     ));
     // a private slot left in the final state
     let mut zn6 = zn.clone();
-    zn6[state::PROD_TA] += zkstep_core::Fr::from(1u64);
+    zn6[c.layout.slots.links.prod_ta] += zkstep_core::Fr::from(1u64);
     assert_eq!(
         c.layout.check_final(&c.z0, &zn6),
-        Err(FinalStateError::NotCleared(state::PROD_TA))
+        Err(FinalStateError::NotCleared(c.layout.slots.links.prod_ta))
     );
 }
 
@@ -272,24 +286,24 @@ fn final_state_checks_reject_wrong_statements() {
 /// an unsalted function of the private values.
 #[test]
 fn final_state_reveals_nothing_unsalted() {
-    use zkstep_circuits::layout::state;
     let c = two();
+    let (st, tr) = (&c.layout.slots.statement, &c.layout.slots.transcript);
     let mut other = c.batch.clone();
     other.salt += zkstep_core::Fr::from(1u64);
     let d = case_from(c.spec.clone(), c.before.clone(), other, Some(2));
     let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap();
     let zd = run_all(&d.layout, &d.witnesses, &d.z0).unwrap();
     let public = [
-        state::SPEC,
-        state::C_BEFORE,
-        state::C_AFTER,
-        state::C_BATCH,
-        state::RHO,
-        state::STEP,
-        state::SCHED,
-        state::H_BEFORE,
-        state::H_AFTER,
-        state::GAMMA,
+        st.spec,
+        st.c_before,
+        st.c_after,
+        st.c_batch,
+        st.rho,
+        st.step,
+        c.layout.slots.schedule.sched,
+        c.layout.slots.commit.h_before,
+        c.layout.slots.commit.h_after,
+        tr.gamma,
     ];
     for i in (0..zn.len()).filter(|i| !public.contains(i)) {
         let zero = zkstep_core::Fr::from(0u64);
@@ -299,8 +313,8 @@ fn final_state_reveals_nothing_unsalted() {
         );
     }
     // the challenges, public, change with the salt too
-    assert_ne!(zn[state::RHO], zd[state::RHO]);
-    assert_ne!(zn[state::GAMMA], zd[state::GAMMA]);
+    assert_ne!(zn[st.rho], zd[st.rho]);
+    assert_ne!(zn[tr.gamma], zd[tr.gamma]);
 }
 
 #[test]

@@ -77,21 +77,34 @@ pub fn chain_absorb(mut h: Fr, record: &[Fr]) -> Fr {
     h
 }
 
+/// The order of one unit's record: its weight row ‖ its bias, then for each
+/// optimizer state tensor its row ‖ its bias entry (rows already padded).
+/// The one definition of the record, used natively (`V = i64`) and by the
+/// circuit (`V` = its variables).
+pub fn param_record<V: Clone>(w_row: &[V], b: &V, state: &[(&[V], &V)]) -> Vec<V> {
+    let mut v = Vec::with_capacity((w_row.len() + 1) * (1 + state.len()));
+    v.extend_from_slice(w_row);
+    v.push(b.clone());
+    for (row, bias) in state {
+        v.extend_from_slice(row);
+        v.push((*bias).clone());
+    }
+    v
+}
+
 /// The values of θ's record for layer `l` (0-based), unit `j`, padded to `width`.
 pub fn param_record_values(ckpt: &Checkpoint, l: usize, j: usize, width: usize) -> Vec<i64> {
     let lp = &ckpt.layers[l];
-    let mut v = Vec::with_capacity(2 * (width + 1));
-    let pad = |v: &mut Vec<i64>, row: &[i64]| {
-        v.extend_from_slice(row);
-        v.extend(std::iter::repeat_n(0, width - row.len()));
+    let pad = |row: &[i64]| {
+        let mut v = row.to_vec();
+        v.resize(width, 0);
+        v
     };
-    pad(&mut v, lp.w.row(j));
-    v.push(lp.b[j]);
-    if let (Some(vw), Some(vb)) = (&lp.vw, &lp.vb) {
-        pad(&mut v, vw.row(j));
-        v.push(vb[j]);
+    let w = pad(lp.w.row(j));
+    match (&lp.vw, &lp.vb) {
+        (Some(vw), Some(vb)) => param_record(&w, &lp.b[j], &[(&pad(vw.row(j)), &vb[j])]),
+        _ => param_record(&w, &lp.b[j], &[]),
     }
-    v
 }
 
 /// `Commit(θ)` under a spec (the checkpoint must already match the spec's shapes).

@@ -10,17 +10,18 @@
 //! - loss (MSE): `dA_L = rescale_S(c·(A_L − Y))`, `c = round(2S/(B·d_out))`;
 //! - backward: `dZ = dA ⊙ s`; `dW_acc = dZᵀ·A` (scale S², never rescaled for SGD);
 //!   `db_acc = Σ_batch dZ`; `dA_prev = rescale_S(dZ·W)` (layers ≥ 2 only);
-//! - SGD: `W' = W − rescale_{S²}(lr·dW_acc)`, `b' = b − rescale_S(lr·db_acc)`;
-//! - momentum: `dW = rescale_S(dW_acc)`, `v' = rescale_S(μ·v) + dW`,
-//!   `W' = W − rescale_S(lr·v')`; biases alike with `db_acc` in place of `dW`.
+//! - the optimizer's update (`crate::optim`, one file per optimizer): SGD
+//!   `W' = W − rescale_{S²}(lr·dW_acc)`; momentum through the velocity.
 //!
 //! Every stored result must lie in the spec's value range and every i128
 //! operation is checked: leaving either is an error naming layer, tensor, index.
 
-use crate::error::{CoreError, Result};
-use crate::fixed::{rescale, Rescaled, SCALE_I128, SCALE_SQ};
+use crate::checked::Ctx;
+use crate::error::Result;
+use crate::fixed::SCALE_I128;
 use crate::model::{Batch, Checkpoint, LayerParams};
-use crate::spec::{Activation, ModelSpec, Optimizer};
+pub use crate::optim::UpdateTrace;
+use crate::spec::{Activation, ModelSpec};
 use crate::tensor::Matrix;
 
 /// Forward pass of one layer.
@@ -49,45 +50,6 @@ pub struct LossTrace {
     pub loss: f64,
 }
 
-/// The optimizer update of one layer.
-#[derive(Clone, Debug)]
-pub enum UpdateTrace {
-    /// SGD: `W' = W − Δ`, `Δ = rescale_{S²}(lr·dW_acc)`; `b' = b − rescale_S(lr·db_acc)`.
-    Sgd {
-        /// Δ for the weights (quotients), `[outputs, inputs]`.
-        w_delta: Vec<i128>,
-        /// Remainders in `[0, S²)`.
-        w_rem: Vec<i64>,
-        /// Δ for the biases.
-        b_delta: Vec<i128>,
-        /// Remainders in `[0, S)`.
-        b_rem: Vec<i64>,
-    },
-    /// Momentum (all rescales by S).
-    Momentum {
-        /// `dW = rescale_S(dW_acc)` and its remainders.
-        dw: Vec<i64>,
-        /// Remainders of `dW`.
-        dw_rem: Vec<i64>,
-        /// `rescale_S(μ·vW)`.
-        mvw: Vec<i64>,
-        /// Remainders of `μ·vW`.
-        mvw_rem: Vec<i64>,
-        /// Weight update quotients `rescale_S(lr·vW')`.
-        w_delta: Vec<i128>,
-        /// Their remainders.
-        w_rem: Vec<i64>,
-        /// `rescale_S(μ·vb)`.
-        mvb: Vec<i64>,
-        /// Remainders of `μ·vb`.
-        mvb_rem: Vec<i64>,
-        /// Bias update quotients `rescale_S(lr·vb')`.
-        b_delta: Vec<i128>,
-        /// Their remainders.
-        b_rem: Vec<i64>,
-    },
-}
-
 /// Backward pass and update of one layer.
 #[derive(Clone, Debug)]
 pub struct BackwardTrace {
@@ -114,59 +76,6 @@ pub struct StepTrace {
     pub backward: Vec<BackwardTrace>,
     /// θ_{t+1}.
     pub after: Checkpoint,
-}
-
-/// Checked arithmetic with error context.
-struct Ctx<'a> {
-    spec: &'a ModelSpec,
-    layer: usize,
-}
-
-impl Ctx<'_> {
-    fn fit(&self, v: i128, tensor: &'static str, i: usize, j: usize) -> Result<i64> {
-        if self.spec.value_range.contains(v) {
-            Ok(v as i64)
-        } else {
-            Err(CoreError::range(
-                self.layer,
-                tensor,
-                format!("({i},{j})"),
-                format!(
-                    "{v} does not fit the declared {}-bit range",
-                    self.spec.value_range.bits
-                ),
-            ))
-        }
-    }
-    fn over(&self, tensor: &'static str, i: usize, j: usize) -> CoreError {
-        CoreError::range(
-            self.layer,
-            tensor,
-            format!("({i},{j})"),
-            "i128 overflow in the accumulation",
-        )
-    }
-    fn mul(&self, a: i128, b: i128, tensor: &'static str, i: usize, j: usize) -> Result<i128> {
-        a.checked_mul(b).ok_or_else(|| self.over(tensor, i, j))
-    }
-    fn add(&self, a: i128, b: i128, tensor: &'static str, i: usize, j: usize) -> Result<i128> {
-        a.checked_add(b).ok_or_else(|| self.over(tensor, i, j))
-    }
-    fn rescale(
-        &self,
-        z: i128,
-        d: i128,
-        tensor: &'static str,
-        i: usize,
-        j: usize,
-    ) -> Result<Rescaled> {
-        rescale(z, d, self.spec.rounding).ok_or_else(|| self.over(tensor, i, j))
-    }
-    /// `rescale_S(z)` stored as a value: quotient range-checked, remainder returned.
-    fn rescale_fit(&self, z: i128, tensor: &'static str, i: usize, j: usize) -> Result<(i64, i64)> {
-        let r = self.rescale(z, SCALE_I128, tensor, i, j)?;
-        Ok((self.fit(r.q, tensor, i, j)?, r.r as i64))
-    }
 }
 
 /// Forward pass of one layer (public so the circuits' tests can call the twin).
@@ -307,99 +216,7 @@ pub fn backward_layer(
     } else {
         None
     };
-    let mut new = lp.clone();
-    let lr = spec.optimizer.lr_fx() as i128;
-    let update = match spec.optimizer {
-        Optimizer::Sgd { .. } => {
-            let mut w_delta = vec![0i128; n_out * n_in];
-            let mut w_rem = vec![0i64; n_out * n_in];
-            for (n, &g) in dw_acc.iter().enumerate() {
-                let (j, k) = (n / n_in, n % n_in);
-                let r = ctx.rescale(ctx.mul(lr, g, "lr·dW", j, k)?, SCALE_SQ, "lr·dW", j, k)?;
-                new.w.data[n] = ctx.fit(lp.w.data[n] as i128 - r.q, "W'", j, k)?;
-                w_delta[n] = r.q;
-                w_rem[n] = r.r as i64;
-            }
-            let mut b_delta = vec![0i128; n_out];
-            let mut b_rem = vec![0i64; n_out];
-            for j in 0..n_out {
-                let r = ctx.rescale(
-                    ctx.mul(lr, db_acc[j], "lr·db", j, 0)?,
-                    SCALE_I128,
-                    "lr·db",
-                    j,
-                    0,
-                )?;
-                new.b[j] = ctx.fit(lp.b[j] as i128 - r.q, "b'", j, 0)?;
-                b_delta[j] = r.q;
-                b_rem[j] = r.r as i64;
-            }
-            UpdateTrace::Sgd {
-                w_delta,
-                w_rem,
-                b_delta,
-                b_rem,
-            }
-        }
-        Optimizer::Momentum { mu_fx, .. } => {
-            let mu = mu_fx as i128;
-            let (vw, vb) = match (&lp.vw, &lp.vb) {
-                (Some(vw), Some(vb)) => (vw, vb),
-                _ => {
-                    return Err(CoreError::Invalid(format!(
-                        "layer {}: the momentum optimizer needs vW and vb in the checkpoint",
-                        l + 1
-                    )))
-                }
-            };
-            let m = n_out * n_in;
-            let (mut dw, mut dw_rem, mut mvw, mut mvw_rem) =
-                (vec![0; m], vec![0; m], vec![0; m], vec![0; m]);
-            let (mut w_delta, mut w_rem) = (vec![0i128; m], vec![0; m]);
-            let mut new_vw = vw.clone();
-            for n in 0..m {
-                let (j, k) = (n / n_in, n % n_in);
-                (dw[n], dw_rem[n]) = ctx.rescale_fit(dw_acc[n], "dW", j, k)?;
-                (mvw[n], mvw_rem[n]) = ctx.rescale_fit(mu * vw.data[n] as i128, "mu·vW", j, k)?;
-                let v_new = ctx.fit(mvw[n] as i128 + dw[n] as i128, "vW'", j, k)?;
-                new_vw.data[n] = v_new;
-                let r = ctx.rescale(lr * v_new as i128, SCALE_I128, "lr·vW'", j, k)?;
-                new.w.data[n] = ctx.fit(lp.w.data[n] as i128 - r.q, "W'", j, k)?;
-                w_delta[n] = r.q;
-                w_rem[n] = r.r as i64;
-            }
-            let (mut mvb, mut mvb_rem, mut b_delta, mut b_rem) = (
-                vec![0; n_out],
-                vec![0; n_out],
-                vec![0i128; n_out],
-                vec![0; n_out],
-            );
-            let mut new_vb = vb.clone();
-            for j in 0..n_out {
-                (mvb[j], mvb_rem[j]) = ctx.rescale_fit(mu * vb[j] as i128, "mu·vb", j, 0)?;
-                let v_new = ctx.fit(mvb[j] as i128 + db_acc[j], "vb'", j, 0)?;
-                new_vb[j] = v_new;
-                let r = ctx.rescale(lr * v_new as i128, SCALE_I128, "lr·vb'", j, 0)?;
-                new.b[j] = ctx.fit(lp.b[j] as i128 - r.q, "b'", j, 0)?;
-                b_delta[j] = r.q;
-                b_rem[j] = r.r as i64;
-            }
-            new.vw = Some(new_vw);
-            new.vb = Some(new_vb);
-            UpdateTrace::Momentum {
-                dw,
-                dw_rem,
-                mvw,
-                mvw_rem,
-                w_delta,
-                w_rem,
-                mvb,
-                mvb_rem,
-                b_delta,
-                b_rem,
-            }
-        }
-    };
+    let (new, update) = crate::optim::update(&ctx, lp, &dw_acc, &db_acc)?;
     Ok((
         BackwardTrace {
             dz,

@@ -11,6 +11,7 @@
 //! The circuits in `zkstep-circuits` must agree with [`exec`] bit for bit.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod checked;
 pub mod commit;
 pub mod data;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod exec;
 pub mod fixed;
 pub mod format;
 pub mod model;
+pub mod optim;
 pub mod poseidon;
 pub mod spec;
 pub mod tensor;

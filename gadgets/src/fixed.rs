@@ -13,16 +13,43 @@
 //! executor's `s = [Z ≥ 1]`, `A = max(Z, 0)`.
 
 use crate::expr::{add, alloc, cst, enforce_bool, enforce_eq, mul, scale, sub, var, Expr, Fr};
-use crate::range::{bit_len, range_bits, signed_range};
+use crate::range::RangeCheck;
 use crate::Result;
 use ff::{Field, PrimeField};
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::ConstraintSystem;
 
+/// A stored fixed-point value: allocated (`…/val`) and range-checked to the
+/// spec's signed `bits` (`…/range`).
+pub fn alloc_stored<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+    mut cs: CS,
+    rc: &mut R,
+    val: Option<i64>,
+    bits: u32,
+) -> Result<AllocatedNum<Fr>> {
+    let a = alloc(cs.namespace(|| "val"), val.map(|v| zkstep_core::poseidon::fr_from_i128(v as i128)))?;
+    rc.signed(cs.namespace(|| "range"), &var(&a), bits)?;
+    Ok(a)
+}
+
+/// A remainder in `[0, d)`: allocated (`…/val`) with both bounds
+/// (`…/r_ge_0`, `…/r_lt_d`).
+pub fn alloc_remainder<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+    mut cs: CS,
+    rc: &mut R,
+    val: Option<i64>,
+    d: u128,
+) -> Result<AllocatedNum<Fr>> {
+    let a = alloc(cs.namespace(|| "val"), val.map(|v| zkstep_core::poseidon::fr_from_i128(v as i128)))?;
+    rc.below(&mut cs, &var(&a), d)?;
+    Ok(a)
+}
+
 /// Enforce `z + off = q·d + r`, `0 ≤ r < d`, for a quotient expression `q`
 /// checked elsewhere; allocates and returns r.
-pub fn rescale_with_q<CS: ConstraintSystem<Fr>>(
+pub fn rescale_with_q<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     mut cs: CS,
+    rc: &mut R,
     z: &Expr,
     d: u128,
     off: u128,
@@ -33,17 +60,15 @@ pub fn rescale_with_q<CS: ConstraintSystem<Fr>>(
     let lhs = add(z, &cst::<CS>(Fr::from_u128(off)));
     let rhs = add(&scale(q, Fr::from_u128(d)), &var(&r));
     enforce_eq(cs.namespace(|| "div"), &lhs, &rhs);
-    let nb = bit_len(d - 1);
-    range_bits(cs.namespace(|| "r_ge_0"), &var(&r), nb)?;
-    let upper = sub(&cst::<CS>(Fr::from_u128(d - 1)), &var(&r));
-    range_bits(cs.namespace(|| "r_lt_d"), &upper, nb)?;
+    rc.below(&mut cs, &var(&r), d)?;
     Ok(r)
 }
 
 /// Rescale with an allocated quotient, range-checked to `q_bits` signed bits.
 /// Returns `(q, r)`.
-pub fn rescale<CS: ConstraintSystem<Fr>>(
+pub fn rescale<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     mut cs: CS,
+    rc: &mut R,
     z: &Expr,
     d: u128,
     off: u128,
@@ -52,15 +77,16 @@ pub fn rescale<CS: ConstraintSystem<Fr>>(
     q_bits: u32,
 ) -> Result<(AllocatedNum<Fr>, AllocatedNum<Fr>)> {
     let q = alloc(cs.namespace(|| "q"), q_val)?;
-    signed_range(cs.namespace(|| "q_range"), &var(&q), q_bits)?;
-    let r = rescale_with_q(cs.namespace(|| "rescale"), z, d, off, &var(&q), r_val)?;
+    rc.signed(cs.namespace(|| "q_range"), &var(&q), q_bits)?;
+    let r = rescale_with_q(cs.namespace(|| "rescale"), rc, z, d, off, &var(&q), r_val)?;
     Ok((q, r))
 }
 
 /// Sign-pinned ReLU of `z` (a value already range-checked to `bits` signed bits).
 /// Returns `(s, a)` with `a = s·z`.
-pub fn relu<CS: ConstraintSystem<Fr>>(
+pub fn relu<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     mut cs: CS,
+    rc: &mut R,
     z: &Expr,
     s_val: Option<bool>,
     bits: u32,
@@ -75,13 +101,14 @@ pub fn relu<CS: ConstraintSystem<Fr>>(
     let two_z_minus_1 = sub(&scale(z, Fr::from(2u64)), &cst::<CS>(Fr::ONE));
     let t = mul(cs.namespace(|| "s*(2z-1)"), &var(&s), &two_z_minus_1)?;
     let y = sub(&var(&t), z);
-    range_bits(cs.namespace(|| "sign"), &y, bits)?;
+    rc.bits(cs.namespace(|| "sign"), &y, bits)?;
     Ok((s, a))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::range::BitDecomposition;
     use nova_snark::frontend::test_cs::TestConstraintSystem;
     use zkstep_core::fixed::{rescale as native_rescale, Rounding, SCALE_I128, SCALE_SQ};
     use zkstep_core::poseidon::fr_from_i128;
@@ -98,6 +125,7 @@ mod tests {
             cs.namespace(|| "l1")
                 .namespace(|| "fwd")
                 .namespace(|| "rescale"),
+            &mut BitDecomposition,
             &var(&za),
             d as u128,
             (d / 2) as u128,
@@ -178,6 +206,7 @@ mod tests {
                 .namespace(|| "fwd")
                 .namespace(|| "relu")
                 .namespace(|| "17"),
+            &mut BitDecomposition,
             &var(&za),
             Some(s),
             64,

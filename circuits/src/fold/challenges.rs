@@ -1,0 +1,100 @@
+//! The challenges component: the powers of ρ and γ a fold needs, the
+//! per-sample strides ρ^{i·n_max}, and the tile offsets ρ^{j0}, γ^{j0}
+//! (1 on a layer's first tile, else the previous tile's times x^rows).
+
+use super::ctx::{Ctx, Var};
+use super::desc::Flags;
+use ff::Field;
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
+use zkstep_gadgets::expr::{cst, mul, select, var, Expr, Fr};
+
+/// Powers of the challenges.
+pub(crate) struct Powers {
+    /// `ρ^0 … ρ^max_pow`.
+    pub rho: Vec<Expr>,
+    /// `γ^0 … γ^max_pow`.
+    pub gamma: Vec<Expr>,
+    /// `ρ^{i·n_max}` for each sample i.
+    pub sample: Vec<Expr>,
+    /// ρ^{j0} of this tile.
+    pub rho_off: Var,
+    /// γ^{j0} of this tile.
+    pub gamma_off: Var,
+}
+
+/// Compute the powers (multiplications only; the challenges are state constants).
+pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    ctx: &Ctx,
+    flags: &Flags,
+) -> Result<Powers, SynthesisError> {
+    let slots = &ctx.lay.slots;
+    let upto = ctx.lay.max_pow();
+    let rho = powers_of(
+        cs.namespace(|| "rho"),
+        &ctx.z(slots.statement.rho),
+        upto,
+    )?;
+    let gamma = powers_of(
+        cs.namespace(|| "gamma"),
+        &ctx.z(slots.transcript.gamma),
+        upto,
+    )?;
+    let stride = rho[ctx.n].clone();
+    let mut sample: Vec<Expr> = vec![cst::<CS>(Fr::ONE)];
+    for i in 1..ctx.batch {
+        let p = mul(cs.namespace(|| format!("b{i}")), &sample[i - 1], &stride)?;
+        sample.push(var(&p));
+    }
+    let rho_off = tile_offset(
+        cs.namespace(|| "rho_off"),
+        &flags.first,
+        &ctx.z(slots.links.rho_off),
+        &rho[ctx.rows],
+    )?;
+    let gamma_off = tile_offset(
+        cs.namespace(|| "g_off"),
+        &flags.first,
+        &ctx.z(slots.links.g_off),
+        &gamma[ctx.rows],
+    )?;
+    Ok(Powers {
+        rho,
+        gamma,
+        sample,
+        rho_off,
+        gamma_off,
+    })
+}
+
+/// `[1, x, x², …, x^upto]` (upto − 1 multiplications).
+fn powers_of<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    x: &Expr,
+    upto: usize,
+) -> Result<Vec<Expr>, SynthesisError> {
+    let mut p: Vec<Expr> = vec![cst::<CS>(Fr::ONE), x.clone()];
+    for k in 2..=upto {
+        let v = mul(cs.namespace(|| format!("p{k}")), &p[k - 1], x)?;
+        p.push(var(&v));
+    }
+    p.truncate(upto + 1);
+    Ok(p)
+}
+
+/// x^{j0} of a tile: 1 on a layer's first tile, else the previous tile's
+/// offset times x^R.
+fn tile_offset<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    first: &Expr,
+    prev: &Expr,
+    x_r: &Expr,
+) -> Result<Var, SynthesisError> {
+    let next = mul(cs.namespace(|| "next"), prev, x_r)?;
+    select(
+        cs.namespace(|| "off"),
+        first,
+        &cst::<CS>(Fr::ONE),
+        &var(&next),
+    )
+}

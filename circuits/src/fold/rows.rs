@@ -1,0 +1,249 @@
+//! The weight-rows component: per output unit t of the tile, its weights W
+//! and W′ and bias b, b′ (stored, range-checked), the optimizer's update
+//! (the spec's [`UpdateGadget`]), the matrix identities by random linear
+//! combination, and the absorption of the row's record into the running
+//! Commit(θ_t) and Commit(θ_{t+1}) chains.
+//!
+//! - F1 forward: `Σ_i ρ^{i·n}(S·Z + r − off − S·b)[i,t] = Σ_k τA[k]·W[t,k]`;
+//! - F2 weight gradient: `Σ_k ρ^k·term_k = factor·Σ_i dZ[i,t]·Aρ[i]`;
+//! - F3 input gradient, right side: `(Σ_i ρ^{i·n}dZ[i,t])·(Σ_k ρ^k W[t,k])`,
+//!   accumulated for the layer below (settled there).
+//!
+//! Masked rows check nothing and are not absorbed.
+
+use super::cells::CellVars;
+use super::challenges::Powers;
+use super::consume::Consumed;
+use super::ctx::{Ctx, Var};
+use super::desc::Desc;
+use crate::update::UpdateGadget;
+use ff::{Field, PrimeField};
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
+use zkstep_core::commit::param_record;
+use zkstep_gadgets::expr::{add, cst, enforce_eq_if, lin, mul, scale, var, zero, Expr, Fr};
+use zkstep_gadgets::fixed::alloc_stored;
+use zkstep_gadgets::hash::{chain_absorb_if, pack};
+use zkstep_gadgets::range::RangeCheck;
+
+/// One row's witness: W and W′ (padded to n_max), b, b′ and the optimizer's values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowWitness {
+    /// W[j, :], padded.
+    pub w: Vec<i64>,
+    /// W′[j, :], padded.
+    pub w_new: Vec<i64>,
+    /// b[j].
+    pub b: i64,
+    /// b′[j].
+    pub b_new: i64,
+    /// The optimizer's witness for this row.
+    pub update: crate::update::RowUpdate,
+}
+
+/// What the rows give the settle component.
+pub(crate) struct RowsOut {
+    /// Running Commit(θ_t) after this tile.
+    pub h_before: Expr,
+    /// Running Commit(θ_{t+1}) after this tile.
+    pub h_after: Expr,
+    /// This tile's share of the input-gradient identity's right side.
+    pub part_r: Expr,
+    /// The weights' transcript values, in order.
+    pub transcript: Vec<Expr>,
+}
+
+/// The inputs every row reads.
+pub(crate) struct RowInputs<'a> {
+    pub desc: &'a Desc,
+    pub pw: &'a Powers,
+    pub cells: &'a CellVars,
+    pub consumed: &'a Consumed,
+}
+
+/// Synthesize every row of the tile with the optimizer gadget `g`.
+pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
+    mut cs: CS,
+    rc: &mut R,
+    ctx: &Ctx,
+    g: &G,
+    inp: &RowInputs,
+    w: Option<&[RowWitness]>,
+) -> Result<RowsOut, SynthesisError> {
+    let commit = &ctx.lay.slots.commit;
+    let mut out = RowsOut {
+        h_before: ctx.z(commit.h_before),
+        h_after: ctx.z(commit.h_after),
+        part_r: zero(),
+        transcript: vec![],
+    };
+    for t in 0..ctx.rows {
+        let rw = w.map(|w| &w[t]);
+        let upd = match rw {
+            Some(r) => Some(G::row(&r.update).ok_or(SynthesisError::AssignmentMissing)?),
+            None => None,
+        };
+        row(cs.namespace(|| format!("row{t}")), rc, ctx, g, inp, t, rw, upd, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// The weights of a row as the identities and the commitments use them.
+struct RowSums {
+    wrow: Vec<Expr>,
+    wnew: Vec<Expr>,
+    state: Vec<Vec<Expr>>,
+    state_new: Vec<Vec<Expr>>,
+    /// `Σ_k ρ^k·term_k` (F2's left side).
+    f2: Expr,
+    /// `Σ_k τA[k]·W[k]` (F1's right side).
+    f1r: Expr,
+    /// `Σ_k ρ^k·W[k]` (F3's weight factor).
+    wrho: Expr,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn row<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
+    mut cs: CS,
+    rc: &mut R,
+    ctx: &Ctx,
+    g: &G,
+    inp: &RowInputs,
+    t: usize,
+    rw: Option<&RowWitness>,
+    upd: Option<&G::Row>,
+    out: &mut RowsOut,
+) -> Result<(), SynthesisError> {
+    let sums = weights(&mut cs, rc, ctx, g, inp, rw, upd, out)?;
+    let b = alloc_stored(cs.namespace(|| "b"), rc, rw.map(|r| r.b), ctx.bits)?;
+    let b_new = alloc_stored(cs.namespace(|| "b_new"), rc, rw.map(|r| r.b_new), ctx.bits)?;
+    let db = (0..ctx.batch).fold(zero(), |acc, i| {
+        add(&acc, &var(&inp.cells.dz[ctx.cell(i, t)]))
+    });
+    let bias = g.bias(&mut cs, rc, ctx, &var(&b), &var(&b_new), &db, upd)?;
+    let active = var(&inp.desc.row_weights[t]);
+    identities(&mut cs, ctx, g, inp, t, &var(&b), &sums, &active, out)?;
+    // commitments: W row ‖ b (‖ state rows ‖ state biases), the native record order
+    let state: Vec<(&[Expr], &Expr)> = sums
+        .state
+        .iter()
+        .map(|s| s.as_slice())
+        .zip(&bias.state)
+        .collect();
+    let rec_b = param_record(&sums.wrow, &var(&b), &state);
+    let state_new: Vec<(&[Expr], &Expr)> = sums
+        .state_new
+        .iter()
+        .map(|s| s.as_slice())
+        .zip(&bias.state_new)
+        .collect();
+    let rec_a = param_record(&sums.wnew, &var(&b_new), &state_new);
+    out.h_before = var(&chain_absorb_if(
+        cs.namespace(|| "c_before"),
+        &active,
+        &out.h_before,
+        &pack::<CS>(&rec_b),
+    )?);
+    out.h_after = var(&chain_absorb_if(
+        cs.namespace(|| "c_after"),
+        &active,
+        &out.h_after,
+        &pack::<CS>(&rec_a),
+    )?);
+    Ok(())
+}
+
+/// Every weight of a row: W, W′, the update, and the per-weight products of F1–F3.
+#[allow(clippy::too_many_arguments)]
+fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
+    cs: &mut CS,
+    rc: &mut R,
+    ctx: &Ctx,
+    g: &G,
+    inp: &RowInputs,
+    rw: Option<&RowWitness>,
+    upd: Option<&G::Row>,
+    out: &mut RowsOut,
+) -> Result<RowSums, SynthesisError> {
+    let mut s = RowSums {
+        wrow: Vec::with_capacity(ctx.n),
+        wnew: Vec::with_capacity(ctx.n),
+        state: vec![],
+        state_new: vec![],
+        f2: zero(),
+        f1r: zero(),
+        wrho: zero(),
+    };
+    for k in 0..ctx.n {
+        let mut ck = cs.namespace(|| format!("k{k}"));
+        let wa = alloc_stored(ck.namespace(|| "w"), rc, rw.map(|r| r.w[k]), ctx.bits)?;
+        let wn = alloc_stored(ck.namespace(|| "w_new"), rc, rw.map(|r| r.w_new[k]), ctx.bits)?;
+        let u = g.weight(&mut ck, rc, ctx, &var(&wa), &var(&wn), upd, k)?;
+        let f2 = mul(ck.namespace(|| "f2"), &inp.pw.rho[k], &u.grad_term)?;
+        let f1 = mul(ck.namespace(|| "f1"), &var(&inp.consumed.ta_in[k]), &var(&wa))?;
+        let wrho = mul(ck.namespace(|| "wrho"), &inp.pw.rho[k], &var(&wa))?;
+        s.f2 = add(&s.f2, &var(&f2));
+        s.f1r = add(&s.f1r, &var(&f1));
+        s.wrho = add(&s.wrho, &var(&wrho));
+        out.transcript.extend(u.transcript);
+        push_state(&mut s.state, u.state);
+        push_state(&mut s.state_new, u.state_new);
+        s.wrow.push(var(&wa));
+        s.wnew.push(var(&wn));
+    }
+    Ok(s)
+}
+
+/// Append one weight's state values to the per-tensor rows.
+fn push_state(rows: &mut Vec<Vec<Expr>>, vals: Vec<Expr>) {
+    rows.resize(vals.len().max(rows.len()), vec![]);
+    for (r, v) in rows.iter_mut().zip(vals) {
+        r.push(v);
+    }
+}
+
+/// F1 and F2 for row t, and its share of F3's right side.
+#[allow(clippy::too_many_arguments)]
+fn identities<CS: ConstraintSystem<Fr>, G: UpdateGadget>(
+    cs: &mut CS,
+    ctx: &Ctx,
+    g: &G,
+    inp: &RowInputs,
+    t: usize,
+    b: &Expr,
+    sums: &RowSums,
+    active: &Expr,
+    out: &mut RowsOut,
+) -> Result<(), SynthesisError> {
+    let one = cst::<CS>(Fr::ONE);
+    let (s, off) = (Fr::from_u128(ctx.s), Fr::from_u128(ctx.off_s));
+    let (mut f1l, mut f2r, mut dzt) = (zero(), zero(), zero());
+    for i in 0..ctx.batch {
+        let c = ctx.cell(i, t);
+        let cell = &inp.cells.cells[c];
+        let dz: &Var = &inp.cells.dz[c];
+        let ez = lin(&[
+            (s, &var(&cell.z)),
+            (Fr::ONE, &var(&cell.z_r)),
+            (-off, &one),
+            (-s, b),
+        ]);
+        let sample = &inp.pw.sample[i];
+        f1l = add(&f1l, &var(&mul(cs.namespace(|| format!("f1l{i}")), sample, &ez)?));
+        let ar = var(&inp.consumed.ar_in[i]);
+        f2r = add(&f2r, &var(&mul(cs.namespace(|| format!("f2r{i}")), &var(dz), &ar)?));
+        dzt = add(&dzt, &var(&mul(cs.namespace(|| format!("dzt{i}")), sample, &var(dz))?));
+    }
+    // F1 forward: Σ_i ρ^{i·n}(S·Z + r − off − S·b) = Σ_k τA[k]·W[k]
+    enforce_eq_if(cs.namespace(|| "forward"), active, &f1l, &sums.f1r);
+    // F2 weight gradient: Σ_k ρ^k·term_k = factor·Σ_i dZ[i]·Aρ[i]
+    let f2r = match g.gradient_factor() {
+        Some(f) => scale(&f2r, f),
+        None => f2r,
+    };
+    enforce_eq_if(cs.namespace(|| "weight_grad"), active, &sums.f2, &f2r);
+    // F3 input gradient, right-hand side: (Σ_i ρ^{i·n} dZ[i])·(Σ_k ρ^k W[k])
+    let pr = mul(cs.namespace(|| "f3"), &dzt, &sums.wrho)?;
+    let masked = mul(cs.namespace(|| "f3m"), active, &var(&pr))?;
+    out.part_r = add(&out.part_r, &var(&masked));
+    Ok(())
+}

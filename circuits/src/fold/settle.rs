@@ -1,0 +1,203 @@
+//! The settle component: the next state.
+//!
+//! It carries the claims between folds (τA sums under γ, remaining Aρ, the
+//! input-gradient accumulators), settles a layer's claims on its last tile,
+//! absorbs the fold's values into the transcript T (in
+//! [`crate::transcript::fold_transcript`]'s order) and its consumed-τA digest
+//! into T2 (both salted), opens c_batch on the last fold, and clears every
+//! private slot on the last fold (z_n is public).
+
+use super::cells::CellVars;
+use super::challenges::Powers;
+use super::consume::Consumed;
+use super::ctx::{Ctx, Var};
+use super::desc::Desc;
+use super::produce::Produced;
+use super::rows::RowsOut;
+use crate::transcript::fold_transcript;
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
+use zkstep_core::commit::DOMAIN_BATCH;
+use zkstep_gadgets::expr::{
+    add, alloc, cst, enforce_eq_if, materialise, mul, select, sub, var, zero, Expr, Fr,
+};
+use zkstep_gadgets::hash::{chain_absorb, h24, pack};
+
+/// Everything the other components produced.
+pub(crate) struct Parts<'a> {
+    pub desc: &'a Desc,
+    pub pw: &'a Powers,
+    pub cells: &'a CellVars,
+    pub produced: &'a Produced,
+    pub consumed: &'a Consumed,
+    pub rows: &'a RowsOut,
+}
+
+/// The claims carried to the next fold.
+struct Claims {
+    prod_ta: Var,
+    out_ta: Var,
+    rem_ar: Vec<Var>,
+    rem_da: Var,
+    acc_r: Var,
+}
+
+/// Compute z_{i+1}.
+pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    ctx: &Ctx,
+    p: &Parts,
+    salt: Option<Fr>,
+) -> Result<Vec<Var>, SynthesisError> {
+    let sl = &ctx.lay.slots;
+    let flags = &p.desc.flags;
+    let claims = claims(&mut cs, ctx, p)?;
+    // the batch salt: opens c_batch at the last fold, and salts both
+    // transcripts (their final values are public; the salt keeps them hiding)
+    let salt = var(&alloc(cs.namespace(|| "salt"), salt)?);
+    let t2 = chain_absorb(
+        cs.namespace(|| "transcript2"),
+        &ctx.z(sl.transcript.t2),
+        &[p.consumed.digest_ta.clone(), salt.clone()],
+    )?;
+    let cells: Vec<_> = p.cells.cells.iter().map(|c| c.map(var)).collect();
+    let mut t_rec = pack::<CS>(&fold_transcript(&cells, p.rows.transcript.iter().cloned()));
+    t_rec.push(salt.clone());
+    let t = chain_absorb(cs.namespace(|| "transcript"), &ctx.z(sl.transcript.t), &t_rec)?;
+    // the last fold opens c_batch
+    let mut cb_in = vec![
+        cst::<CS>(Fr::from(DOMAIN_BATCH)),
+        ctx.z(sl.statement.spec),
+        salt,
+        p.produced.d_x.clone(),
+        p.produced.d_y.clone(),
+    ];
+    cb_in.resize(24, zero());
+    let cb = h24(cs.namespace(|| "c_batch"), &cb_in)?;
+    enforce_eq_if(
+        cs.namespace(|| "c_batch_opened"),
+        &flags.is_final,
+        &var(&cb),
+        &ctx.z(sl.statement.c_batch),
+    );
+    let mut m = |name: &'static str, e: &Expr| materialise(cs.namespace(|| name), e);
+    let mut out: Vec<Var> = ctx.z.to_vec();
+    out[sl.schedule.sched] = p.desc.sched.clone();
+    out[sl.commit.h_before] = m("hb", &p.rows.h_before)?;
+    out[sl.commit.h_after] = m("ha", &p.rows.h_after)?;
+    out[sl.transcript.t] = t;
+    out[sl.batch.d_x] = m("dx", &p.produced.d_x)?;
+    out[sl.batch.d_y] = m("dy", &p.produced.d_y)?;
+    out[sl.links.claim_ta] = m("claim_ta", &p.consumed.digest_ta)?;
+    out[sl.links.out_ta] = claims.out_ta;
+    out[sl.links.prod_ta] = claims.prod_ta;
+    out[sl.links.claim_ar] = m("claim_ar", &p.consumed.digest_ar)?;
+    out[sl.links.rem_da] = claims.rem_da;
+    out[sl.links.acc_r] = claims.acc_r;
+    out[sl.links.rho_off] = p.pw.rho_off.clone();
+    out[sl.transcript.t2] = t2;
+    out[sl.links.claim_rlc] = m("claim_rlc", &p.consumed.rlc)?;
+    out[sl.links.g_off] = p.pw.gamma_off.clone();
+    for (i, ra) in sl.links.rem_ar.clone().zip(claims.rem_ar) {
+        out[i] = ra;
+    }
+    // the verifier sees z_n: the last fold clears every slot that carries
+    // private values (digests of X and Y, τA/Aρ claims, accumulators)
+    let not_final = sub(&ctx.one::<CS>(), &flags.is_final);
+    for i in ctx.lay.private_slots() {
+        out[i] = mul(cs.namespace(|| format!("clear{i}")), &not_final, &var(&out[i]))?;
+    }
+    Ok(out)
+}
+
+/// Carry the claims to the next fold and settle them on a layer's last tile.
+fn claims<CS: ConstraintSystem<Fr>>(
+    cs: &mut CS,
+    ctx: &Ctx,
+    p: &Parts,
+) -> Result<Claims, SynthesisError> {
+    let links = &ctx.lay.slots.links;
+    let flags = &p.desc.flags;
+    let one = ctx.one::<CS>();
+    let not_first = sub(&one, &flags.first);
+    // Σ_t τA_rec[t]·γ^{j0+t} added to the layer's running sum
+    let mut prod = var(&mul(
+        cs.namespace(|| "ta_base"),
+        &not_first,
+        &ctx.z(links.prod_ta),
+    )?);
+    for (t, rec) in p.produced.ta_rec.iter().enumerate() {
+        let g = mul(
+            cs.namespace(|| format!("g_off{t}")),
+            &var(&p.pw.gamma_off),
+            &p.pw.gamma[t],
+        )?;
+        let term = mul(cs.namespace(|| format!("prod_ta{t}")), rec, &var(&g))?;
+        prod = add(&prod, &var(&term));
+    }
+    let prod_ta = materialise(cs.namespace(|| "prod_ta"), &prod)?;
+    let out_ta = select(
+        cs.namespace(|| "out_ta"),
+        &flags.first,
+        &ctx.z(links.claim_rlc),
+        &ctx.z(links.out_ta),
+    )?;
+    let mut rem_ar = Vec::with_capacity(ctx.batch);
+    for (i, slot) in links.rem_ar.clone().enumerate() {
+        let base = select(
+            cs.namespace(|| format!("ar_base{i}")),
+            &flags.first,
+            &var(&p.consumed.ar_up[i]),
+            &ctx.z(slot),
+        )?;
+        rem_ar.push(materialise(
+            cs.namespace(|| format!("rem_ar{i}")),
+            &sub(&var(&base), &p.produced.part_ar[i]),
+        )?);
+    }
+    let da_base = select(
+        cs.namespace(|| "da_base"),
+        &flags.first,
+        &ctx.z(links.acc_r),
+        &ctx.z(links.rem_da),
+    )?;
+    let rem_da = materialise(
+        cs.namespace(|| "rem_da"),
+        &sub(&var(&da_base), &p.produced.part_l),
+    )?;
+    let acc_keep = mul(cs.namespace(|| "acc_keep"), &not_first, &ctx.z(links.acc_r))?;
+    let acc_r = materialise(
+        cs.namespace(|| "acc_r"),
+        &add(&var(&acc_keep), &p.rows.part_r),
+    )?;
+    // a layer's last tile settles the claims the layer above made about its output
+    let settle = mul(cs.namespace(|| "settle"), &flags.last, &sub(&one, &flags.is_top))?;
+    enforce_eq_if(
+        cs.namespace(|| "ta_settled"),
+        &var(&settle),
+        &var(&prod_ta),
+        &var(&out_ta),
+    );
+    for (i, ra) in rem_ar.iter().enumerate() {
+        enforce_eq_if(
+            cs.namespace(|| format!("ar_settled{i}")),
+            &var(&settle),
+            &var(ra),
+            &zero(),
+        );
+    }
+    let not_input = sub(&one, &flags.is_input);
+    let settle_da = mul(cs.namespace(|| "settle_da"), &var(&settle), &not_input)?;
+    enforce_eq_if(
+        cs.namespace(|| "da_settled"),
+        &var(&settle_da),
+        &var(&rem_da),
+        &zero(),
+    );
+    Ok(Claims {
+        prod_ta,
+        out_ta,
+        rem_ar,
+        rem_da,
+        acc_r,
+    })
+}

@@ -1,0 +1,167 @@
+//! The slots of the IVC state each fold component owns, registered in the
+//! [`crate::state::Registry`] in a fixed order (which fixes z's indices; the
+//! order is the table in docs/ARCHITECTURE.md). One struct per owner:
+//! a component reads and writes only its own slots.
+
+use crate::state::{constant, private, Final, Init, Registry, StatementField};
+use std::ops::Range;
+
+/// The public statement and the challenges (constants of every fold).
+#[derive(Clone, Copy, Debug)]
+pub struct StatementSlots {
+    /// spec_digest.
+    pub spec: usize,
+    /// c_before.
+    pub c_before: usize,
+    /// c_after.
+    pub c_after: usize,
+    /// c_batch.
+    pub c_batch: usize,
+    /// The challenge ρ (must equal H(T_final)).
+    pub rho: usize,
+    /// Step index.
+    pub step: usize,
+}
+
+/// Owned by the descriptor component: the schedule chain.
+#[derive(Clone, Copy, Debug)]
+pub struct ScheduleSlots {
+    /// Chain of the tile descriptors of every fold so far.
+    pub sched: usize,
+}
+
+/// Owned by the weight rows: the running commitments.
+#[derive(Clone, Copy, Debug)]
+pub struct CommitSlots {
+    /// Running Commit(θ_t).
+    pub h_before: usize,
+    /// Running Commit(θ_{t+1}).
+    pub h_after: usize,
+}
+
+/// Owned by the settle component: the two transcripts and γ.
+#[derive(Clone, Copy, Debug)]
+pub struct TranscriptSlots {
+    /// Transcript T (everything ρ must come after).
+    pub t: usize,
+    /// The second challenge γ (constant; must equal H(T2_final, 1)).
+    pub gamma: usize,
+    /// Second transcript T2 (every fold's consumed-τA digest).
+    pub t2: usize,
+}
+
+/// Owned by the producer component: digests of the batch columns.
+#[derive(Clone, Copy, Debug)]
+pub struct BatchSlots {
+    /// Running D(X).
+    pub d_x: usize,
+    /// Running D(Y).
+    pub d_y: usize,
+}
+
+/// Owned by the link components (consumer and producer claims).
+#[derive(Clone, Debug)]
+pub struct LinkSlots {
+    /// Digest of the τA vector the current layer consumes (equal in all its folds).
+    pub claim_ta: usize,
+    /// The layer above's claim about the current layer's output: Σ_k τA[k]·γ^k.
+    pub out_ta: usize,
+    /// Running Σ_j τA[j]·γ^j over the current layer's output units so far.
+    pub prod_ta: usize,
+    /// Digest of the Aρ vector the current layer consumes.
+    pub claim_ar: usize,
+    /// Remaining of the input-gradient identity of the current layer's output.
+    pub rem_da: usize,
+    /// Running right-hand side of the input-gradient identity of the current layer's input.
+    pub acc_r: usize,
+    /// ρ^{j0} of the last tile.
+    pub rho_off: usize,
+    /// Σ_k τA[k]·γ^k of the vector the current layer consumes.
+    pub claim_rlc: usize,
+    /// γ^{j0} of the last tile.
+    pub g_off: usize,
+    /// The B remaining Aρ values of the current layer's output.
+    pub rem_ar: Range<usize>,
+}
+
+/// Every slot of a fold's state.
+#[derive(Clone, Debug)]
+pub struct FoldSlots {
+    /// Statement and ρ.
+    pub statement: StatementSlots,
+    /// Schedule chain.
+    pub schedule: ScheduleSlots,
+    /// Commitment chains.
+    pub commit: CommitSlots,
+    /// Transcripts and γ.
+    pub transcript: TranscriptSlots,
+    /// Batch digests.
+    pub batch: BatchSlots,
+    /// Claims between folds.
+    pub links: LinkSlots,
+    /// The registry (z₀ and the final checks are derived from it).
+    pub registry: Registry,
+}
+
+/// Register every slot for a batch of `batch` samples.
+pub fn register(batch: usize) -> FoldSlots {
+    use zkstep_core::commit::{DOMAIN_COLUMNS, DOMAIN_PARAMS};
+    let mut r = Registry::default();
+    let statement = StatementSlots {
+        spec: constant(&mut r, "spec digest", StatementField::Spec),
+        c_before: constant(&mut r, "c_before", StatementField::CBefore),
+        c_after: constant(&mut r, "c_after", StatementField::CAfter),
+        c_batch: constant(&mut r, "c_batch", StatementField::CBatch),
+        rho: constant(&mut r, "challenge", StatementField::Rho),
+        step: constant(&mut r, "step", StatementField::Step),
+    };
+    let schedule = ScheduleSlots {
+        sched: r.add(
+            "schedule",
+            Init::Chain(crate::transcript::domain::SCHEDULE),
+            Final::Schedule,
+        ),
+    };
+    let commit = CommitSlots {
+        h_before: r.add("h_before", Init::Chain(DOMAIN_PARAMS), Final::OpensCBefore),
+        h_after: r.add("h_after", Init::Chain(DOMAIN_PARAMS), Final::OpensCAfter),
+    };
+    let t = r.add("transcript", Init::Transcript, Final::HashesToRho);
+    let batch_slots = BatchSlots {
+        d_x: r.add("d_x", Init::Chain(DOMAIN_COLUMNS), Final::Cleared),
+        d_y: r.add("d_y", Init::Chain(DOMAIN_COLUMNS), Final::Cleared),
+    };
+    let claim_ta = private(&mut r, "claim_ta");
+    let out_ta = private(&mut r, "out_ta");
+    let prod_ta = private(&mut r, "prod_ta");
+    let claim_ar = private(&mut r, "claim_ar");
+    let rem_da = private(&mut r, "rem_da");
+    let acc_r = private(&mut r, "acc_r");
+    let rho_off = private(&mut r, "rho_off");
+    let transcript = TranscriptSlots {
+        t,
+        gamma: constant(&mut r, "second challenge", StatementField::Gamma),
+        t2: r.add("transcript2", Init::Transcript2, Final::HashesToGamma),
+    };
+    let links = LinkSlots {
+        claim_ta,
+        out_ta,
+        prod_ta,
+        claim_ar,
+        rem_da,
+        acc_r,
+        rho_off,
+        claim_rlc: private(&mut r, "claim_rlc"),
+        g_off: private(&mut r, "g_off"),
+        rem_ar: r.add_private("rem_ar", batch),
+    };
+    FoldSlots {
+        statement,
+        schedule,
+        commit,
+        transcript,
+        batch: batch_slots,
+        links,
+        registry: r,
+    }
+}

@@ -1,0 +1,140 @@
+//! The IVC state vector z, as a registry of named slots.
+//!
+//! Each fold component registers the slots it owns ([`crate::layout`] calls
+//! the registrations in a fixed order, which fixes the indices); a slot says
+//! how it starts (z₀) and what the verifier requires of it after the last
+//! fold (z_n). `Layout::initial_state` and `Layout::check_final` are both
+//! derived from this one registry, so a new slot cannot be forgotten by one
+//! of them.
+
+use std::ops::Range;
+
+/// How a slot starts in z₀.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Init {
+    /// A value of the public statement or a challenge (copied by every fold).
+    Statement(StatementField),
+    /// The first link of a hash chain with this domain tag.
+    Chain(u64),
+    /// The first link of the transcript T.
+    Transcript,
+    /// The first link of the second transcript T2 (after ρ).
+    Transcript2,
+    /// Zero.
+    Zero,
+}
+
+/// Public values a constant slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatementField {
+    /// `spec_digest`.
+    Spec,
+    /// `c_before`.
+    CBefore,
+    /// `c_after`.
+    CAfter,
+    /// `c_batch`.
+    CBatch,
+    /// The challenge ρ.
+    Rho,
+    /// The step index.
+    Step,
+    /// The second challenge γ.
+    Gamma,
+}
+
+/// What the verifier requires of a slot in z_n.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Final {
+    /// Equal to its z₀ value (a constant of the statement); the name is for errors.
+    Unchanged(&'static str),
+    /// The schedule chain of the spec's tile descriptors.
+    Schedule,
+    /// Equal to the statement's `c_before` (the running Commit(θ_t)).
+    OpensCBefore,
+    /// Equal to the statement's `c_after` (the running Commit(θ_{t+1})).
+    OpensCAfter,
+    /// Its hash is the challenge ρ (the transcript T).
+    HashesToRho,
+    /// Its hash is the second challenge γ (the transcript T2).
+    HashesToGamma,
+    /// Zero: the slot carried private values, which the last fold clears.
+    Cleared,
+}
+
+/// One registered slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// Its name (docs and error messages).
+    pub name: &'static str,
+    /// How it starts.
+    pub init: Init,
+    /// What the verifier requires of it at the end.
+    pub last: Final,
+}
+
+/// The registry: slots in index order.
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    slots: Vec<Slot>,
+}
+
+impl Registry {
+    /// Register one slot; returns its index.
+    pub fn add(&mut self, name: &'static str, init: Init, last: Final) -> usize {
+        self.slots.push(Slot { name, init, last });
+        self.slots.len() - 1
+    }
+
+    /// Register `n` private slots starting at zero; returns their indices.
+    pub fn add_private(&mut self, name: &'static str, n: usize) -> Range<usize> {
+        let start = self.slots.len();
+        for _ in 0..n {
+            self.add(name, Init::Zero, Final::Cleared);
+        }
+        start..self.slots.len()
+    }
+
+    /// All slots, by index.
+    pub fn slots(&self) -> &[Slot] {
+        &self.slots
+    }
+
+    /// Length of z.
+    pub fn arity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Indices of the slots the last fold must clear.
+    pub fn private(&self) -> Vec<usize> {
+        (0..self.slots.len())
+            .filter(|&i| self.slots[i].last == Final::Cleared)
+            .collect()
+    }
+}
+
+/// A constant slot: copied by every fold, unchanged at the end.
+pub fn constant(reg: &mut Registry, name: &'static str, field: StatementField) -> usize {
+    reg.add(name, Init::Statement(field), Final::Unchanged(name))
+}
+
+/// A private slot that starts at zero and is cleared by the last fold.
+pub fn private(reg: &mut Registry, name: &'static str) -> usize {
+    reg.add(name, Init::Zero, Final::Cleared)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_numbers_slots_in_order_and_lists_the_private_ones() {
+        let mut r = Registry::default();
+        let a = constant(&mut r, "spec", StatementField::Spec);
+        let b = private(&mut r, "claim");
+        let c = r.add_private("rem", 3);
+        assert_eq!((a, b, c), (0, 1, 2..5));
+        assert_eq!(r.arity(), 5);
+        assert_eq!(r.private(), vec![1, 2, 3, 4]);
+    }
+}

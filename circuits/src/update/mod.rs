@@ -1,0 +1,99 @@
+//! Optimizer update gadgets, one file per optimizer, each the circuit twin
+//! of the native update in `zkstep-core`'s `optim` module (same name).
+//!
+//! The weight rows allocate W and W' (and b, b′) and hand each weight to the
+//! spec's gadget, which allocates the optimizer's own values (remainders,
+//! state), constrains what it can locally, and returns the term the
+//! weight-gradient identity F2 tests, the values the transcript must absorb
+//! (in [`UpdateGadget`]'s order, shared with the witness builder) and the
+//! optimizer state that is committed beside W.
+//!
+//! Adding an optimizer: its native update in `core/src/optim/`, one gadget
+//! file here, an arm in [`RowUpdate`] and in `fold::synthesize`'s dispatch.
+
+pub mod momentum;
+pub mod sgd;
+
+use crate::fold::ctx::Ctx;
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
+use zkstep_gadgets::expr::{Expr, Fr};
+use zkstep_gadgets::range::RangeCheck;
+
+/// One row's optimizer witness (every weight of the row and its bias).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RowUpdate {
+    /// Plain SGD.
+    Sgd(sgd::SgdRow),
+    /// SGD with momentum.
+    Momentum(momentum::MomentumRow),
+}
+
+impl RowUpdate {
+    /// The row's values for the transcript, weight by weight, in the order
+    /// the circuit absorbs them.
+    pub fn transcript(&self) -> Vec<i64> {
+        match self {
+            RowUpdate::Sgd(r) => r.weights.iter().flat_map(|w| w.transcript()).collect(),
+            RowUpdate::Momentum(r) => r.weights.iter().flat_map(|w| w.transcript()).collect(),
+        }
+    }
+}
+
+/// What a weight's update gives back to the row.
+pub(crate) struct WeightOut {
+    /// The term of F2: `Σ_k ρ^k·term_k` must equal the factor times `Σ_i dZ[i]·Aρ[i]`.
+    pub grad_term: Expr,
+    /// Values to absorb into the transcript.
+    pub transcript: Vec<Expr>,
+    /// Optimizer state before (committed in c_before beside W).
+    pub state: Vec<Expr>,
+    /// Optimizer state after (committed in c_after beside W').
+    pub state_new: Vec<Expr>,
+}
+
+/// What a bias's update gives back to the row.
+pub(crate) struct BiasOut {
+    /// Optimizer state before.
+    pub state: Vec<Expr>,
+    /// Optimizer state after.
+    pub state_new: Vec<Expr>,
+}
+
+/// One optimizer's constraints.
+pub(crate) trait UpdateGadget {
+    /// The per-row witness.
+    type Row;
+
+    /// This optimizer's witness in a row (None if the row is another optimizer's).
+    fn row(u: &RowUpdate) -> Option<&Self::Row>;
+
+    /// Constrain weight k's update from W to W′.
+    #[allow(clippy::too_many_arguments)]
+    fn weight<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+        &self,
+        cs: CS,
+        rc: &mut R,
+        ctx: &Ctx,
+        w: &Expr,
+        w_new: &Expr,
+        row: Option<&Self::Row>,
+        k: usize,
+    ) -> Result<WeightOut, SynthesisError>;
+
+    /// Constrain the bias's update from b to b′ given `db = Σ_i dZ[i]`.
+    #[allow(clippy::too_many_arguments)]
+    fn bias<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+        &self,
+        cs: CS,
+        rc: &mut R,
+        ctx: &Ctx,
+        b: &Expr,
+        b_new: &Expr,
+        db: &Expr,
+        row: Option<&Self::Row>,
+    ) -> Result<BiasOut, SynthesisError>;
+
+    /// The factor of F2's right side (SGD: lr, since its term is the fused
+    /// update; None: 1).
+    fn gradient_factor(&self) -> Option<Fr>;
+}
