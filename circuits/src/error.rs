@@ -1,12 +1,32 @@
 //! The error type of zkstep-circuits.
 
 /// What can go wrong when laying out a proof or building its witness.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CircuitError {
-    /// The spec cannot be laid out (e.g. a row does not fit the fold budget).
-    #[error("layout: {0}")]
-    Layout(String),
-    /// The trace does not match the checkpoints/batch it is supposed to describe.
-    #[error("witness: {0}")]
-    Witness(String),
+    /// A tile must hold at least one output unit.
+    #[error("layout: rows per tile must be at least 1")]
+    ZeroRows,
+    /// Even one output unit per tile exceeds the fold budget.
+    #[error("layout: one output unit of the widest layer needs {need} constraints per fold, more than the fold budget {budget}; raise --fold-budget, or pass --rows 1 to accept a fold of that size")]
+    OverBudget {
+        /// Constraints of a one-row fold.
+        need: usize,
+        /// The budget.
+        budget: usize,
+    },
+    /// The fold's circuit does not synthesise.
+    #[error("layout: the fold's circuit cannot be synthesised: {0}")]
+    Synthesis(String),
+    /// The trace has another number of layers than the spec.
+    #[error("witness: the trace does not match the spec's layers")]
+    TraceLayers,
+    /// A momentum spec's checkpoints carry no velocity.
+    #[error("witness: layer {0}: the checkpoints carry no velocity")]
+    NoVelocity(usize),
+    /// The trace lacks a layer's input gradient.
+    #[error("witness: layer {0} has no input gradient in the trace")]
+    NoInputGradient(usize),
+    /// The trace was made under another optimizer.
+    #[error("witness: layer {0}: the trace's optimizer is not the spec's")]
+    OptimizerMismatch(usize),
 }

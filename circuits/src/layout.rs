@@ -105,9 +105,7 @@ impl Layout {
     /// choosing `rows` for a fold budget is [`crate::sizing::fit`]'s job.
     pub fn new(spec: &ModelSpec, rows: usize) -> Result<Layout, CircuitError> {
         if rows == 0 {
-            return Err(CircuitError::Layout(
-                "rows per tile must be at least 1".into(),
-            ));
+            return Err(CircuitError::ZeroRows);
         }
         let n_max = spec.max_inputs();
         let momentum = spec.optimizer.has_state();

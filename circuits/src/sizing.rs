@@ -39,7 +39,7 @@ pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
     let lay = Arc::new(layout.clone());
     let mut cs = ShapeCS::<crate::engine::E1>::new();
     let synth = |e: nova_snark::frontend::SynthesisError| {
-        CircuitError::Layout(format!("the fold's circuit cannot be synthesised: {e}"))
+        CircuitError::Synthesis(e.to_string())
     };
     let z: Vec<AllocatedNum<Fr>> = (0..lay.arity())
         .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::ZERO)))
@@ -76,9 +76,7 @@ pub fn fit(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
     let one = Layout::new(spec, 1)?;
     let need = count_constraints(&one)?;
     if need > budget {
-        return Err(CircuitError::Layout(format!(
-            "one output unit of the widest layer needs {need} constraints per fold, more than the fold budget {budget}; raise --fold-budget, or pass --rows 1 to accept a fold of that size"
-        )));
+        return Err(CircuitError::OverBudget { need, budget });
     }
     let widest = one.widest_layer();
     let fits = |r: usize| -> Result<bool, CircuitError> {

@@ -1,11 +1,9 @@
-//! The Fiat–Shamir side of a fold, in one place for the native witness
-//! builder and the circuit: domain tags of the chains that live only inside
-//! proofs, the first links of the two transcripts, the challenges, and the
-//! order in which a fold's values enter the transcript
-//! ([`fold_transcript`], generic over the value type so that the native side
-//! (`i64`) and the circuit (allocated variables) use the same function).
+//! The Fiat–Shamir side of a proof, in one place for the native witness
+//! builder, the circuit and the verifier: domain tags of the chains that
+//! live only inside proofs, the first links of the two transcripts and the
+//! challenges. The order in which a fold's values enter the transcript is
+//! `fold::record::fold_transcript`.
 
-use crate::fold::cells::Cell;
 use serde::{Deserialize, Serialize};
 use zkstep_core::poseidon::{h24, Fr, RATE};
 
@@ -69,17 +67,3 @@ pub fn challenge2_from_transcript(t2_final: Fr) -> Fr {
     h24(&input)
 }
 
-/// The ρ-independent values one fold puts into the transcript T, in order:
-/// every cell's Z, then every Z remainder, every dA, every dA remainder
-/// (cells in the fold's order), then each weight's own values as its update
-/// rule lists them (rows in order, weights in order). Used by the witness
-/// builder with `V = i64` and by the circuit with allocated variables.
-pub fn fold_transcript<V: Clone>(cells: &[Cell<V>], weights: impl IntoIterator<Item = V>) -> Vec<V> {
-    let mut v = Vec::with_capacity(4 * cells.len());
-    v.extend(cells.iter().map(|c| c.z.clone()));
-    v.extend(cells.iter().map(|c| c.z_r.clone()));
-    v.extend(cells.iter().map(|c| c.da.clone()));
-    v.extend(cells.iter().map(|c| c.da_r.clone()));
-    v.extend(weights);
-    v
-}

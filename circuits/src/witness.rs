@@ -5,7 +5,7 @@
 //! widths) gets each component's canonical padding witness (zero values,
 //! remainders equal to the rounding offset). The challenge ρ is derived from
 //! the transcript of all ρ-independent values (in
-//! [`crate::transcript::fold_transcript`]'s order, the circuit's), then the
+//! [`crate::fold::record::fold_transcript`]'s order, the circuit's), then the
 //! ρ-dependent claims (τA, Aρ) are filled in; the second challenge γ is
 //! derived from the second transcript of the τA vectors the folds consume.
 
@@ -14,9 +14,10 @@ use crate::fold::cells::Cell;
 use crate::fold::consume::LinkWitness;
 use crate::fold::rows::RowWitness;
 use crate::layout::{Layout, TileDesc};
+use crate::fold::record::fold_transcript;
 use crate::transcript::{
-    challenge2_from_transcript, challenge_from_transcript, fold_transcript, transcript2_init,
-    transcript_init, Challenges,
+    challenge2_from_transcript, challenge_from_transcript, transcript2_init, transcript_init,
+    Challenges,
 };
 use crate::update::momentum::MomentumRow;
 use crate::update::sgd::SgdRow;
@@ -106,21 +107,13 @@ fn fill_row(
     match (&trace.backward[l].update, &mut row.update) {
         (UpdateTrace::Sgd(t), RowUpdate::Sgd(r)) => r.fill(t, j, n_in),
         (UpdateTrace::Momentum(t), RowUpdate::Momentum(r)) => {
-            let missing = || {
-                CircuitError::Witness(format!(
-                    "layer {}: the checkpoints carry no velocity",
-                    l + 1
-                ))
-            };
+            let missing = || CircuitError::NoVelocity(l + 1);
             let (vw, vw2) = (lp.vw.as_ref().ok_or_else(missing)?, np.vw.as_ref().ok_or_else(missing)?);
             let (vb, vb2) = (lp.vb.as_ref().ok_or_else(missing)?, np.vb.as_ref().ok_or_else(missing)?);
             r.fill(t, j, (vw.row(j), vw2.row(j)), (vb[j], vb2[j]));
         }
         _ => {
-            return Err(CircuitError::Witness(format!(
-                "layer {}: the trace's optimizer is not the spec's",
-                l + 1
-            )))
+            return Err(CircuitError::OptimizerMismatch(l + 1))
         }
     }
     Ok(())
@@ -149,12 +142,10 @@ fn fill_cells(
                 c.da = trace.loss.da.at(i, j);
                 c.da_r = trace.loss.da_rem[i * n_out + j];
             } else {
-                let (m, rem) = trace.backward[l + 1].da_prev.as_ref().ok_or_else(|| {
-                    CircuitError::Witness(format!(
-                        "layer {} has no input gradient in the trace",
-                        l + 2
-                    ))
-                })?;
+                let (m, rem) = trace.backward[l + 1]
+                    .da_prev
+                    .as_ref()
+                    .ok_or(CircuitError::NoInputGradient(l + 2))?;
                 c.da = m.at(i, j);
                 c.da_r = rem[i * n_out + j];
             }
@@ -172,9 +163,7 @@ pub fn build_witnesses(
 ) -> Result<(Vec<TileWitness>, Challenges), CircuitError> {
     let nl = layout.spec.layers.len();
     if trace.forward.len() != nl || before.layers.len() != nl {
-        return Err(CircuitError::Witness(
-            "the trace does not match the spec's layers".into(),
-        ));
+        return Err(CircuitError::TraceLayers);
     }
     let mut out = Vec::with_capacity(layout.num_folds());
     for d in &layout.schedule {

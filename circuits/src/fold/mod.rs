@@ -22,6 +22,7 @@ pub mod consume;
 pub(crate) mod ctx;
 pub(crate) mod desc;
 pub(crate) mod produce;
+pub mod record;
 pub mod rows;
 pub(crate) mod settle;
 

@@ -3,7 +3,7 @@
 //! It carries the claims between folds (τA sums under γ, remaining Aρ, the
 //! input-gradient accumulators), settles a layer's claims on its last tile,
 //! absorbs the fold's values into the transcript T (in
-//! [`crate::transcript::fold_transcript`]'s order) and its consumed-τA digest
+//! [`super::record::fold_transcript`]'s order) and its consumed-τA digest
 //! into T2 (both salted), opens c_batch on the last fold, and clears every
 //! private slot on the last fold (z_n is public).
 
@@ -14,7 +14,7 @@ use super::ctx::{Ctx, Var};
 use super::desc::Desc;
 use super::produce::Produced;
 use super::rows::RowsOut;
-use crate::transcript::fold_transcript;
+use super::record::fold_transcript;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_core::commit::DOMAIN_BATCH;
 use zkstep_gadgets::expr::{
