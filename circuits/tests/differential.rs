@@ -105,3 +105,47 @@ fn circuit_and_witness_builder_agree_on_the_transcript() {
         }
     }
 }
+
+/// The circuit accepts what the executor's exact sums accept (docs/SEMANTICS.md
+/// §1): a forward sum whose partial sums leave i128 in one order, and a bias
+/// gradient accumulator beyond the declared value range.
+#[test]
+fn edge_cases_of_the_semantics_satisfy_every_fold() {
+    use zkstep_core::model::seeded_salt;
+    use zkstep_core::{Batch, Checkpoint, Matrix, ModelSpec};
+    let (lo, hi) = (i64::MIN, i64::MAX);
+    // Σ = 2⁶⁴ through an i128 overflow of the partial sums; Y = Z so dA = 0
+    let spec = ModelSpec::from_toml_str(
+        "batch_size = 1\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 4\noutputs = 1\nactivation = \"identity\"\n",
+    )
+    .unwrap();
+    let mut ck = Checkpoint::init(&spec, 1);
+    ck.layers[0].w.data = vec![lo; 4];
+    ck.layers[0].b = vec![0];
+    let z = ((1i128 << 64) as f64 / 1e9).round() as i64;
+    let batch = Batch {
+        x: Matrix::from_vec(1, 4, vec![lo, lo, hi, hi]).unwrap(),
+        y: Matrix::from_vec(1, 1, vec![z]).unwrap(),
+        salt: seeded_salt(1, 0),
+    };
+    let c = case_from(spec, ck, batch, Some(1));
+    let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(c.layout.check_final(&c.z0, &zn).is_ok());
+    // db_acc = 824,633,720,832 > 2³⁹ at value_bits 40
+    let spec = ModelSpec::from_toml_str(
+        "batch_size = 2\nvalue_bits = 40\n[optimizer]\nlr_fx = 1000\n[[layers]]\ninputs = 1\noutputs = 1\nactivation = \"identity\"\n",
+    )
+    .unwrap();
+    let mut ck = Checkpoint::init(&spec, 1);
+    ck.layers[0].w.data = vec![0];
+    ck.layers[0].b = vec![0];
+    let y = -412_316_860_416;
+    let batch = Batch {
+        x: Matrix::zeros(2, 1),
+        y: Matrix::from_vec(2, 1, vec![y, y]).unwrap(),
+        salt: seeded_salt(1, 0),
+    };
+    let c = case_from(spec, ck, batch, Some(1));
+    let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(c.layout.check_final(&c.z0, &zn).is_ok());
+}

@@ -6,6 +6,32 @@ use crate::error::{CoreError, Result};
 use crate::fixed::{rescale, Rescaled, SCALE_I128};
 use crate::spec::ModelSpec;
 
+/// An exact integer sum of i128 terms: the sum wrapped into i128 and the
+/// number of wraps, so no partial sum can overflow and the result does not
+/// depend on the order of the terms (docs/SEMANTICS.md §1).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ExactSum {
+    wrapped: i128,
+    wraps: i64,
+}
+
+impl ExactSum {
+    /// Add a term.
+    #[inline]
+    pub(crate) fn add(&mut self, x: i128) {
+        let (w, over) = self.wrapped.overflowing_add(x);
+        if over {
+            self.wraps += if x > 0 { 1 } else { -1 };
+        }
+        self.wrapped = w;
+    }
+
+    /// The exact sum, if it fits i128.
+    pub(crate) fn get(self) -> Option<i128> {
+        (self.wraps == 0).then_some(self.wrapped)
+    }
+}
+
 /// Checked arithmetic with error context.
 pub(crate) struct Ctx<'a> {
     pub(crate) spec: &'a ModelSpec,
@@ -36,11 +62,20 @@ impl Ctx<'_> {
             "i128 overflow in the accumulation",
         )
     }
+    /// The value of an exact sum; beyond i128 (|Σ| ≥ 2¹²⁷) no rescale of it
+    /// fits any declared range, so that is the range error.
+    pub(crate) fn exact(&self, s: ExactSum, tensor: &'static str, i: usize, j: usize) -> Result<i128> {
+        s.get().ok_or_else(|| {
+            CoreError::range(
+                self.layer,
+                tensor,
+                format!("({i},{j})"),
+                "the exact sum is beyond ±2^127, so its rescaled value does not fit the declared range",
+            )
+        })
+    }
     pub(crate) fn mul(&self, a: i128, b: i128, tensor: &'static str, i: usize, j: usize) -> Result<i128> {
         a.checked_mul(b).ok_or_else(|| self.over(tensor, i, j))
-    }
-    pub(crate) fn add(&self, a: i128, b: i128, tensor: &'static str, i: usize, j: usize) -> Result<i128> {
-        a.checked_add(b).ok_or_else(|| self.over(tensor, i, j))
     }
     pub(crate) fn rescale(
         &self,

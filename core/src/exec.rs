@@ -16,7 +16,7 @@
 //! Every stored result must lie in the spec's value range and every i128
 //! operation is checked: leaving either is an error naming layer, tensor, index.
 
-use crate::checked::Ctx;
+use crate::checked::{Ctx, ExactSum};
 use crate::error::Result;
 use crate::fixed::SCALE_I128;
 use crate::model::{Batch, Checkpoint, LayerParams};
@@ -94,11 +94,12 @@ pub fn forward_layer(
         let a = input.row(i);
         for j in 0..ls.outputs {
             let w = lp.w.row(j);
-            let mut acc = ctx.mul(lp.b[j] as i128, SCALE_I128, "Z", i, j)?;
+            let mut acc = ExactSum::default();
+            acc.add(lp.b[j] as i128 * SCALE_I128); // |b·S| < 2⁹³
             for (&x, &y) in a.iter().zip(w) {
-                acc = ctx.add(acc, x as i128 * y as i128, "Z", i, j)?;
+                acc.add(x as i128 * y as i128); // |x·y| ≤ 2¹²⁶
             }
-            let (q, r) = ctx.rescale_fit(acc, "Z", i, j)?;
+            let (q, r) = ctx.rescale_fit(ctx.exact(acc, "Z", i, j)?, "Z", i, j)?;
             *z.at_mut(i, j) = q;
             z_rem[i * ls.outputs + j] = r;
         }
@@ -174,40 +175,51 @@ pub fn backward_layer(
         }
     }
     // dW_acc[j][k] = Σ_i dZ[i][j]·A[i][k], at scale S².
-    let mut dw_acc = vec![0i128; n_out * n_in];
-    let mut db_acc = vec![0i128; n_out];
+    // Sums are exact (order-independent); see docs/SEMANTICS.md §1.
+    let mut dw_sum = vec![ExactSum::default(); n_out * n_in];
+    let mut db_sum = vec![ExactSum::default(); n_out];
     for i in 0..bsz {
         let a = fwd.input.row(i);
         for j in 0..n_out {
             let g = dz.at(i, j) as i128;
-            db_acc[j] = ctx.add(db_acc[j], g, "db", j, 0)?;
+            db_sum[j].add(g);
             if g == 0 {
                 continue;
             }
-            let row = &mut dw_acc[j * n_in..(j + 1) * n_in];
-            for (k, (acc, &x)) in row.iter_mut().zip(a).enumerate() {
-                *acc = ctx.add(*acc, g * x as i128, "dW", j, k)?;
+            let row = &mut dw_sum[j * n_in..(j + 1) * n_in];
+            for (acc, &x) in row.iter_mut().zip(a) {
+                acc.add(g * x as i128);
             }
         }
     }
+    let dw_acc = dw_sum
+        .into_iter()
+        .enumerate()
+        .map(|(n, s)| ctx.exact(s, "dW", n / n_in.max(1), n % n_in.max(1)))
+        .collect::<Result<Vec<i128>>>()?;
+    let db_acc = db_sum
+        .into_iter()
+        .enumerate()
+        .map(|(j, s)| ctx.exact(s, "db", j, 0))
+        .collect::<Result<Vec<i128>>>()?;
     // dA_{l−1}[i][k] = rescale_S(Σ_j dZ[i][j]·W[j][k]), needed below layer 1 only.
     let da_prev = if l > 0 {
         let mut m = Matrix::zeros(bsz, n_in);
         let mut rem = vec![0; bsz * n_in];
-        let mut acc = vec![0i128; n_in];
+        let mut acc = vec![ExactSum::default(); n_in];
         for i in 0..bsz {
-            acc.iter_mut().for_each(|a| *a = 0);
+            acc.iter_mut().for_each(|a| *a = ExactSum::default());
             for j in 0..n_out {
                 let g = dz.at(i, j) as i128;
                 if g == 0 {
                     continue;
                 }
-                for (k, (a, &w)) in acc.iter_mut().zip(lp.w.row(j)).enumerate() {
-                    *a = ctx.add(*a, g * w as i128, "dA", i, k)?;
+                for (a, &w) in acc.iter_mut().zip(lp.w.row(j)) {
+                    a.add(g * w as i128);
                 }
             }
             for k in 0..n_in {
-                let (q, r) = ctx.rescale_fit(acc[k], "dA", i, k)?;
+                let (q, r) = ctx.rescale_fit(ctx.exact(acc[k], "dA", i, k)?, "dA", i, k)?;
                 *m.at_mut(i, k) = q;
                 rem[i * n_in + k] = r;
             }

@@ -91,17 +91,43 @@ impl ValueRange {
     }
 }
 
-/// Quantise a real number: round(x·S) to nearest, ties away from zero.
-/// `None` if x is not finite or does not fit the range.
+/// Quantise a real number: `X = floor(x·S + 1/2)`, computed exactly on the
+/// float's value (round half up, ties towards +∞: the rule of every rescale;
+/// docs/SEMANTICS.md §1). `None` if x is not finite or X does not fit the range.
 pub fn to_fixed(x: f64, range: ValueRange) -> Option<i64> {
+    let v = round_half_up_scaled(x)?;
+    range.contains(v).then_some(v as i64)
+}
+
+/// `floor(x·S + 1/2)` for a finite f64, exactly (`None` beyond ±2¹²⁰).
+fn round_half_up_scaled(x: f64) -> Option<i128> {
     if !x.is_finite() {
         return None;
     }
-    let v = (x * SCALE as f64).round();
-    if v < range.min() as f64 || v > range.max() as f64 {
-        return None;
+    if x == 0.0 {
+        return Some(0);
     }
-    Some(v as i64)
+    // x = ±m·2^e exactly, m < 2^53
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = (bits & ((1u64 << 52) - 1)) as i128;
+    let (m, e) = if exp == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1i128 << 52), exp - 1075)
+    };
+    let n = if x < 0.0 { -m } else { m } * SCALE_I128; // |n| < 2^83
+    if e >= 0 {
+        // an integer already; beyond 2^120 it fits no declared range
+        return (e <= 37).then(|| n << e);
+    }
+    let shift = -e;
+    if shift >= 120 {
+        // |x·S| < 2^83 / 2^120: rounds to 0 (x·S = −1/2 is impossible here)
+        return Some(0);
+    }
+    let half = 1i128 << (shift - 1);
+    Some((n + half).div_euclid(1i128 << shift))
 }
 
 /// The real number a fixed-point integer stands for.
@@ -150,5 +176,26 @@ mod tests {
         assert_eq!(to_fixed(1.5, r64), Some(1_500_000_000));
         assert_eq!(to_fixed(f64::NAN, r64), None);
         assert_eq!(to_fixed(1e30, r64), None);
+    }
+
+    #[test]
+    fn quantisation_rounds_ties_up_like_rescale() {
+        let r64 = ValueRange::default();
+        // −59,570,312.5 exactly (x = −0.0595703125 is a dyadic rational): half up → −59,570,312
+        let x = -0.0595703125f64;
+        assert_eq!(x * 1e9, -59_570_312.5);
+        assert_eq!(to_fixed(x, r64), Some(-59_570_312));
+        assert_eq!(to_fixed(0.0595703125, r64), Some(59_570_313));
+        // exact on the float's value: the f64 nearest −5e-10 is slightly below it
+        assert!(-5e-10f64 * 1e9 <= -0.5);
+        assert_eq!(to_fixed(-5e-10, r64), Some(-1));
+        // −1/2048 · 10⁹ = −488,281.25 → −488,281; −3/2048 · 10⁹ = −1,464,843.75 → −1,464,844
+        assert_eq!(to_fixed(-1.0 / 2048.0, r64), Some(-488_281));
+        assert_eq!(to_fixed(-3.0 / 2048.0, r64), Some(-1_464_844));
+        assert_eq!(to_fixed(1.5, r64), Some(1_500_000_000));
+        assert_eq!(to_fixed(-1.5, r64), Some(-1_500_000_000));
+        assert_eq!(to_fixed(f64::MIN_POSITIVE, r64), Some(0));
+        assert_eq!(to_fixed(-(2f64.powi(53)), ValueRange { bits: 64 }), None);
+        assert_eq!(to_fixed(9.2e9, r64), Some(9_200_000_000_000_000_000));
     }
 }

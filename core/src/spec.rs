@@ -151,14 +151,15 @@ fn fixed_param(key: &str, real: Option<f64>, exact: Option<i64>) -> Result<Optio
                     format!("must be a positive finite number, got {x}"),
                 ));
             }
-            let v = (x * SCALE as f64).round();
-            if v < 1.0 {
+            // the quantisation rule of every real value (docs/SEMANTICS.md §1)
+            let v = crate::fixed::to_fixed(x, crate::fixed::ValueRange::default()).unwrap_or(0);
+            if v < 1 {
                 return Err(spec_err(
                     format!("optimizer.{key}"),
                     format!("{x} rounds to 0 at scale 10^9"),
                 ));
             }
-            Ok(Some(v as i64))
+            Ok(Some(v))
         }
         (None, Some(v)) if v <= 0 || v > MAX_PARAM_FX => Err(spec_err(
             format!("optimizer.{key}_fx"),
@@ -253,8 +254,13 @@ impl ModelSpec {
             Some("momentum") => {
                 let mu = fixed_param("mu", ro.mu, ro.mu_fx)?
                     .ok_or_else(|| spec_err("optimizer.mu", "missing (momentum needs mu)"))?;
+                // μ ∈ (0, 1): 0 is plain SGD, and μ ≥ 1 lets the velocity grow without bound
                 if mu >= SCALE {
-                    return Err(spec_err("optimizer.mu", "must be below 1"));
+                    let (key, got) = match ro.mu_fx {
+                        Some(v) => ("optimizer.mu_fx", format!("{v} (= {} at scale 10^9)", v as f64 / SCALE as f64)),
+                        None => ("optimizer.mu", format!("{}", ro.mu.unwrap_or(0.0))),
+                    };
+                    return Err(spec_err(key, format!("must be below 1 (μ ∈ (0, 1)), got {got}")));
                 }
                 Optimizer::Momentum {
                     lr_fx: lr,
@@ -523,7 +529,14 @@ mod tests {
         assert!(
             err_of(&base.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1"))
                 .contains("optimizer.mu")
-        );
+        );        // μ must lie in (0, 1); the error names the key the user wrote
+        let mom = |mu: &str| base.replace("lr = 0.1", &format!("kind = \"momentum\"\nlr = 0.1\n{mu}"));
+        let e = err_of(&mom("mu_fx = 1000000000"));
+        assert!(e.contains("optimizer.mu_fx") && e.contains("below 1"), "{e}");
+        let e = err_of(&mom("mu = 1.0"));
+        assert!(e.contains("`optimizer.mu`"), "{e}");
+        assert!(err_of(&mom("mu_fx = 0")).contains("optimizer.mu_fx"));
+        assert!(ModelSpec::from_toml_str(&mom("mu_fx = 999999999")).is_ok());
     }
 
     #[test]

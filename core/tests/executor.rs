@@ -430,3 +430,72 @@ fn the_f64_comparison_is_not_vacuous() {
         .count();
     assert!(compared >= 150, "only {compared}/200 cases compared");
 }
+
+/// docs/SEMANTICS.md §1: every Σ is the exact integer sum, so the order of
+/// its terms cannot decide whether a step is accepted. The products
+/// {2¹²⁶, 2¹²⁶, −(2¹²⁶−2⁶³), −(2¹²⁶−2⁶³)} sum to 2⁶⁴ in either order, though
+/// [+,+,−,−] overflows i128 halfway.
+#[test]
+fn sums_are_exact_whatever_the_order_of_their_terms() {
+    let spec = ModelSpec::from_toml_str(
+        "batch_size = 1\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 4\noutputs = 1\nactivation = \"identity\"\n",
+    )
+    .unwrap();
+    let (lo, hi) = (i64::MIN, i64::MAX); // −2⁶³ and 2⁶³ − 1
+    let mut ck = Checkpoint::init(&spec, 1);
+    ck.layers[0].w.data = vec![lo; 4];
+    ck.layers[0].b = vec![0];
+    let z_of = |x: Vec<i64>| {
+        let x = Matrix::from_vec(1, 4, x).unwrap();
+        zkstep_core::exec::forward_layer(&spec, 0, &ck.layers[0], &x).map(|f| f.z.at(0, 0))
+    };
+    let exact = (1i128 << 64) as f64 / 1e9; // 2⁶⁴ at scale S, rescaled
+    let a = z_of(vec![lo, lo, hi, hi]).expect("[+,+,−,−] is accepted");
+    let b = z_of(vec![lo, hi, lo, hi]).expect("[+,−,+,−] is accepted");
+    assert_eq!(a, b);
+    assert_eq!(a as f64, exact.round());
+    // a sum whose exact value is beyond i128 is a range error naming the tensor
+    let e = z_of(vec![lo, lo, lo, lo]).unwrap_err().to_string();
+    assert!(e.contains("tensor Z") && e.contains("declared range"), "{e}");
+}
+
+/// docs/SEMANTICS.md §1: the bias-gradient accumulator `db_acc` is a sum,
+/// not a stored value: it is not bounded by `value_bits` (only every dZ it
+/// sums is). At value_bits 40, db_acc = 824,633,720,832 > 2³⁹ is accepted.
+#[test]
+fn bias_gradient_accumulator_is_not_a_stored_value() {
+    let spec = ModelSpec::from_toml_str(
+        "batch_size = 2\nvalue_bits = 40\n[optimizer]\nlr_fx = 1000\n[[layers]]\ninputs = 1\noutputs = 1\nactivation = \"identity\"\n",
+    )
+    .unwrap();
+    let mut ck = Checkpoint::init(&spec, 1);
+    ck.layers[0].w.data = vec![0];
+    ck.layers[0].b = vec![0];
+    let y = -412_316_860_416; // dA = rescale_S(c·(0 − y)) with c = S
+    let batch = Batch {
+        x: Matrix::zeros(2, 1),
+        y: Matrix::from_vec(2, 1, vec![y, y]).unwrap(),
+        salt: seeded_salt(1, 1),
+    };
+    let t = step(&spec, &ck, &batch).expect("accepted");
+    assert_eq!(t.backward[0].db_acc[0], 824_633_720_832);
+    assert!(t.backward[0].db_acc[0] > 1 << 39);
+    // b′ = −rescale_S(lr·db_acc) = −rescale_S(824,633,720,832,000) = −824,634 (half up)
+    assert_eq!(t.after.layers[0].b[0], -824_634);
+}
+
+/// docs/SEMANTICS.md §1: a dataset's floats are quantised by the rule of
+/// every rescale, round half up on the float's exact value (the tie
+/// −59,570,312.5 becomes −59,570,312, not −59,570,313).
+#[test]
+fn dataset_quantisation_rounds_ties_up() {
+    let dir = std::env::temp_dir().join(format!("zkstep-quant-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tie.safetensors");
+    let x = [-0.059_570_312_5f32, 0.059_570_312_5];
+    zkstep_core::format::write_float_dataset(&path, &x, [1, 2], &[0.5], [1, 1]).unwrap();
+    let ds = zkstep_core::format::read_dataset(&path, ValueRange::default()).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(ds.x.data, vec![-59_570_312, 59_570_313]);
+    assert_eq!(ds.y.data, vec![500_000_000]);
+}
