@@ -334,9 +334,10 @@ impl ModelSpec {
 
     /// Read and validate a spec file.
     pub fn from_file(path: &std::path::Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|source| CoreError::Io {
+        let bytes = crate::format::read_input(path, crate::format::Input::Spec)?;
+        let text = String::from_utf8(bytes).map_err(|_| CoreError::File {
             path: path.to_path_buf(),
-            source,
+            msg: "is not UTF-8 text (a spec is a TOML file)".into(),
         })?;
         Self::from_toml_str(&text).map_err(|e| e.in_file(path))
     }

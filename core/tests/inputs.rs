@@ -1,0 +1,43 @@
+//! Every file zkstep reads from a user is read with a size limit and only
+//! if it is a regular file: a device or a FIFO is refused before it is
+//! opened (it would never end, or block forever), an oversized file before
+//! a byte is read, each with an error naming the file.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use zkstep_core::format::{read_input, Input};
+use zkstep_core::ModelSpec;
+
+#[test]
+fn devices_fifos_and_directories_are_refused_without_reading() {
+    let e = read_input(Path::new("/dev/zero"), Input::Proof).unwrap_err().to_string();
+    assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
+    let e = ModelSpec::from_file(Path::new("/dev/zero")).unwrap_err().to_string();
+    assert!(e.contains("/dev/zero") && e.contains("regular file"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let e = read_input(dir.path(), Input::Safetensors).unwrap_err().to_string();
+    assert!(e.contains("directory"), "{e}");
+    // a FIFO with no writer: opening it would block forever
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.map(|s| s.success()).unwrap_or(false) {
+        let e = read_input(&fifo, Input::VerifyingKey).unwrap_err().to_string();
+        assert!(e.contains("fifo") && e.contains("not a regular file"), "{e}");
+    }
+}
+
+#[test]
+fn a_file_over_its_kinds_limit_is_refused_naming_size_and_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.toml");
+    let limit = Input::Spec.limit();
+    std::fs::write(&p, vec![b'#'; limit as usize + 1]).unwrap();
+    let e = ModelSpec::from_file(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("big.toml") && e.contains(&format!("{}", limit + 1)) && e.contains(&format!("{limit}")),
+        "{e}"
+    );
+    // at the limit it is read (and then parsed: a spec of comments is no spec)
+    std::fs::write(&p, vec![b'#'; limit as usize]).unwrap();
+    assert_eq!(read_input(&p, Input::Spec).unwrap().len() as u64, limit);
+}
