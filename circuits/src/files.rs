@@ -1,10 +1,13 @@
 //! Proof and key files: a versioned envelope around postcard-encoded payloads.
 //!
 //! Layout: `ZKSTEP\0` magic (7 bytes), kind (1 byte: 1 verifying key, 2 proof,
-//! 3 proving key), format version (u32 LE), spec digest (32 bytes), params kind
-//! (1 byte: 0 dev, 1 ceremony), payload length (u64 LE), SHA3-256 of the
-//! payload (32 bytes), payload. Every field is checked on read, with an error
-//! that says which, before any payload byte is decoded. The format lives here
+//! 3 proving key), format version (u32 LE), spec digest (32 bytes, a
+//! canonical field element), params kind (1 byte: 0 dev, 1 ceremony), payload
+//! length (u64 LE), SHA3-256 of everything before it *and* the payload (32
+//! bytes), payload. Every field is checked on read, with an error that says
+//! which, before any payload byte is decoded; the payload must decode to
+//! exactly its length (no trailing bytes), and every field element in it
+//! must be canonical (halo2curves' deserialisation refuses values ≥ p). The format lives here
 //! (not in the verifier) because the prover writes what the verifier reads and
 //! the two crates never depend on each other.
 //!
@@ -15,12 +18,13 @@
 use crate::engine::{CompressedSnark, ProverKey, PublicParams, VerifierKey};
 use serde::{Deserialize, Serialize};
 use sha3::{Digest, Sha3_256};
-use zkstep_core::poseidon::{fr_from_digest_bytes, Fr};
+use zkstep_core::poseidon::Fr;
 
 /// Magic bytes.
 pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
-/// Envelope format version.
-pub const FILE_VERSION: u32 = 2;
+/// Envelope format version (3: the checksum covers the header; exact-length
+/// payloads; canonical spec digest).
+pub const FILE_VERSION: u32 = 3;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;
@@ -96,6 +100,12 @@ pub enum FileError {
     /// Unknown params kind byte.
     #[error("unknown params kind {0}")]
     ParamsKind(u8),
+    /// The header's spec digest is not a canonical field element.
+    #[error("the header's spec digest is not a canonical field element (≥ p)")]
+    NonCanonical,
+    /// Bytes after the payload's encoding.
+    #[error("{0} bytes after the payload's encoding")]
+    Trailing(usize),
 }
 
 /// Envelope header fields.
@@ -120,9 +130,18 @@ pub fn encode<T: Serialize>(header: Header, payload: &T) -> Result<Vec<u8>, File
     out.extend_from_slice(ff::PrimeField::to_repr(&header.spec_digest).as_ref());
     out.push(header.params as u8);
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&Sha3_256::digest(&body));
+    let sum = checksum(&out, &body);
+    out.extend_from_slice(&sum);
     out.extend_from_slice(&body);
     Ok(out)
+}
+
+/// SHA3-256 of the header fields before the checksum and the payload.
+fn checksum(head: &[u8], body: &[u8]) -> [u8; 32] {
+    let mut h = Sha3_256::new();
+    h.update(head);
+    h.update(body);
+    h.finalize().into()
 }
 
 /// Decode and check an envelope header and checksum; returns the header and payload bytes.
@@ -167,7 +186,7 @@ pub fn open(bytes: &[u8], want: FileKind) -> Result<(Header, &[u8]), FileError> 
     let mut digest = [0u8; 32];
     digest.copy_from_slice(&bytes[12..44]);
     let spec_digest = Option::from(<Fr as ff::PrimeField>::from_repr(digest.into()))
-        .unwrap_or_else(|| fr_from_digest_bytes(&digest));
+        .ok_or(FileError::NonCanonical)?;
     let params = match bytes[44] {
         0 => ParamsKind::Dev,
         1 => ParamsKind::Ceremony,
@@ -183,7 +202,7 @@ pub fn open(bytes: &[u8], want: FileKind) -> Result<(Header, &[u8]), FileError> 
         )));
     }
     let body = &bytes[HEADER..];
-    if Sha3_256::digest(body).as_slice() != &bytes[53..85] {
+    if checksum(&bytes[..53], body) != bytes[53..85] {
         return Err(FileError::Checksum);
     }
     Ok((
@@ -202,7 +221,11 @@ pub fn decode<T: for<'de> Deserialize<'de>>(
     want: FileKind,
 ) -> Result<(Header, T), FileError> {
     let (h, body) = open(bytes, want)?;
-    let v = postcard::from_bytes(body).map_err(|e| FileError::Decode(e.to_string()))?;
+    let (v, rest) =
+        postcard::take_from_bytes(body).map_err(|e| FileError::Decode(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(FileError::Trailing(rest.len()));
+    }
     Ok((h, v))
 }
 
@@ -329,6 +352,39 @@ mod tests {
             decode::<Vec<u32>>(&v2, FileKind::Proof).err(),
             Some(FileError::Version(9))
         );
+        // every header byte is covered by the checksum: a flipped bit in
+        // the spec digest or the params kind is caught even where it still
+        // parses (the three flips that version 2 accepted, at bytes 43–44)
+        for (byte, bit) in [(43, 0), (43, 7), (44, 0)] {
+            let mut f = bytes.clone();
+            f[byte] ^= 1 << bit;
+            let e = decode::<Vec<u32>>(&f, FileKind::Proof).err();
+            assert!(
+                matches!(e, Some(FileError::Checksum | FileError::NonCanonical)),
+                "byte {byte} bit {bit}: {e:?}"
+            );
+        }
+        // a payload with trailing bytes (checksum recomputed) is refused
+        let mut long = bytes[..HEADER].to_vec();
+        let mut body = bytes[HEADER..].to_vec();
+        body.extend_from_slice(&[0, 0, 0]);
+        long[45..53].copy_from_slice(&(body.len() as u64).to_le_bytes());
+        let sum = checksum(&long[..53], &body);
+        long[53..85].copy_from_slice(&sum);
+        long.extend_from_slice(&body);
+        assert_eq!(
+            decode::<Vec<u32>>(&long, FileKind::Proof).err(),
+            Some(FileError::Trailing(3))
+        );
+        // a spec digest ≥ p (checksum recomputed) is refused, never reduced
+        let mut nc = bytes.clone();
+        nc[12..44].copy_from_slice(&[0xff; 32]);
+        let sum = checksum(&nc[..53], &nc[HEADER..]);
+        nc[53..85].copy_from_slice(&sum);
+        assert_eq!(
+            decode::<Vec<u32>>(&nc, FileKind::Proof).err(),
+            Some(FileError::NonCanonical)
+        );
         let mut huge = bytes.clone();
         huge[45..53].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(matches!(
@@ -337,4 +393,3 @@ mod tests {
         ));
     }
 }
-

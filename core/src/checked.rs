@@ -64,7 +64,13 @@ impl Ctx<'_> {
     }
     /// The value of an exact sum; beyond i128 (|Σ| ≥ 2¹²⁷) no rescale of it
     /// fits any declared range, so that is the range error.
-    pub(crate) fn exact(&self, s: ExactSum, tensor: &'static str, i: usize, j: usize) -> Result<i128> {
+    pub(crate) fn exact(
+        &self,
+        s: ExactSum,
+        tensor: &'static str,
+        i: usize,
+        j: usize,
+    ) -> Result<i128> {
         s.get().ok_or_else(|| {
             CoreError::range(
                 self.layer,
@@ -74,7 +80,14 @@ impl Ctx<'_> {
             )
         })
     }
-    pub(crate) fn mul(&self, a: i128, b: i128, tensor: &'static str, i: usize, j: usize) -> Result<i128> {
+    pub(crate) fn mul(
+        &self,
+        a: i128,
+        b: i128,
+        tensor: &'static str,
+        i: usize,
+        j: usize,
+    ) -> Result<i128> {
         a.checked_mul(b).ok_or_else(|| self.over(tensor, i, j))
     }
     pub(crate) fn rescale(
@@ -88,9 +101,14 @@ impl Ctx<'_> {
         rescale(z, d, self.spec.rounding).ok_or_else(|| self.over(tensor, i, j))
     }
     /// `rescale_S(z)` stored as a value: quotient range-checked, remainder returned.
-    pub(crate) fn rescale_fit(&self, z: i128, tensor: &'static str, i: usize, j: usize) -> Result<(i64, i64)> {
+    pub(crate) fn rescale_fit(
+        &self,
+        z: i128,
+        tensor: &'static str,
+        i: usize,
+        j: usize,
+    ) -> Result<(i64, i64)> {
         let r = self.rescale(z, SCALE_I128, tensor, i, j)?;
         Ok((self.fit(r.q, tensor, i, j)?, r.r as i64))
     }
 }
-

@@ -280,7 +280,11 @@ pub fn step(spec: &ModelSpec, before: &Checkpoint, batch: &Batch) -> Result<Step
         loss,
         backward,
         after: Checkpoint {
-            step: before.step + 1,
+            step: before.step.checked_add(1).ok_or_else(|| {
+                crate::error::CoreError::Invalid(
+                    "the step index is at its maximum (2^64 − 1)".into(),
+                )
+            })?,
             layers,
         },
     })

@@ -121,14 +121,27 @@ pub fn read_input(path: &Path, kind: Input) -> Result<Vec<u8>> {
     };
     let meta = std::fs::metadata(path).map_err(io)?;
     if !meta.is_file() {
-        let what = if meta.is_dir() { "a directory" } else { "not a regular file (a FIFO, socket or device)" };
-        return Err(ferr(path, format!("is {what}; zkstep reads a {} only from a regular file", kind.name())));
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(ferr(
+            path,
+            format!(
+                "is {what}; zkstep reads a {} only from a regular file",
+                kind.name()
+            ),
+        ));
     }
     let limit = kind.limit();
     let too_big = |size: u64| {
         ferr(
             path,
-            format!("{size} bytes, more than the {limit}-byte limit for a {}", kind.name()),
+            format!(
+                "{size} bytes, more than the {limit}-byte limit for a {}",
+                kind.name()
+            ),
         )
     };
     if meta.len() > limit {

@@ -137,9 +137,32 @@ impl Checkpoint {
         Ok(())
     }
 
+    /// [`Checkpoint::init`], refusing a spec whose declared `value_bits` cannot
+    /// hold the initial weights (they would be set to 0, a model that cannot
+    /// learn); the error says how many do not fit.
+    pub fn init_checked(spec: &ModelSpec, seed: u64) -> Result<Self> {
+        let (ck, lost) = Self::init_counting(spec, seed);
+        if lost > 0 {
+            return Err(CoreError::Invalid(format!(
+                "{lost} of {} initial weights do not fit value_bits = {} (they would be 0); declare a wider value_bits or import weights that fit",
+                spec.layers.iter().map(|l| l.inputs * l.outputs).sum::<usize>(),
+                spec.value_range.bits
+            )));
+        }
+        Ok(ck)
+    }
+
     /// A random initial checkpoint: He-uniform weights for ReLU layers,
     /// Xavier-uniform for identity layers, zero biases and zero velocities.
+    /// A weight that does not fit the declared range is 0 (see
+    /// [`Checkpoint::init_checked`]).
     pub fn init(spec: &ModelSpec, seed: u64) -> Self {
+        Self::init_counting(spec, seed).0
+    }
+
+    /// The initial checkpoint and how many weights did not fit.
+    fn init_counting(spec: &ModelSpec, seed: u64) -> (Self, usize) {
+        let mut lost = 0usize;
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
         let range = spec.value_range;
         let layers = spec
@@ -152,7 +175,12 @@ impl Checkpoint {
                 };
                 let bound = gain.sqrt();
                 let data = (0..ls.outputs * ls.inputs)
-                    .map(|_| to_fixed(rng.gen_range(-bound..bound), range).unwrap_or(0))
+                    .map(|_| {
+                        to_fixed(rng.gen_range(-bound..bound), range).unwrap_or_else(|| {
+                            lost += 1;
+                            0
+                        })
+                    })
                     .collect();
                 let w = Matrix {
                     rows: ls.outputs,
@@ -168,7 +196,7 @@ impl Checkpoint {
                 }
             })
             .collect();
-        Checkpoint { step: 0, layers }
+        (Checkpoint { step: 0, layers }, lost)
     }
 }
 

@@ -169,6 +169,133 @@ fn fixed_param(key: &str, real: Option<f64>, exact: Option<i64>) -> Result<Optio
     }
 }
 
+/// The `[optimizer]` table.
+fn parse_optimizer(ro: Option<RawOptimizer>) -> Result<Optimizer> {
+    let ro = ro.ok_or_else(|| spec_err("optimizer", "missing table [optimizer]"))?;
+    let lr =
+        fixed_param("lr", ro.lr, ro.lr_fx)?.ok_or_else(|| spec_err("optimizer.lr", "missing"))?;
+    let optimizer = match ro.kind.as_deref() {
+        None | Some("sgd") => {
+            if ro.mu.is_some() || ro.mu_fx.is_some() {
+                return Err(spec_err(
+                    "optimizer.mu",
+                    "only the `momentum` optimizer takes `mu`",
+                ));
+            }
+            Optimizer::Sgd { lr_fx: lr }
+        }
+        Some("momentum") => {
+            let mu = fixed_param("mu", ro.mu, ro.mu_fx)?
+                .ok_or_else(|| spec_err("optimizer.mu", "missing (momentum needs mu)"))?;
+            // μ ∈ (0, 1): 0 is plain SGD, and μ ≥ 1 lets the velocity grow without bound
+            if mu >= SCALE {
+                let (key, got) = match ro.mu_fx {
+                    Some(v) => (
+                        "optimizer.mu_fx",
+                        format!("{v} (= {} at scale 10^9)", v as f64 / SCALE as f64),
+                    ),
+                    None => ("optimizer.mu", format!("{}", ro.mu.unwrap_or(0.0))),
+                };
+                return Err(spec_err(
+                    key,
+                    format!("must be below 1 (μ ∈ (0, 1)), got {got}"),
+                ));
+            }
+            Optimizer::Momentum {
+                lr_fx: lr,
+                mu_fx: mu,
+            }
+        }
+        Some(other) => {
+            return Err(spec_err(
+                "optimizer.kind",
+                format!("unknown optimizer `{other}` (supported: `sgd`, `momentum`)"),
+            ))
+        }
+    };
+    Ok(optimizer)
+}
+
+/// Most layers a spec may have (a deeper network could not be proven here).
+pub const MAX_LAYERS: usize = 1024;
+/// Most parameters (weights and biases) a spec may have: 2²⁸ values are
+/// 2 GiB per copy of θ (more with optimizer state and the trace), the most
+/// that a 24 GiB machine can train and prove.
+pub const MAX_PARAMS: u64 = 1 << 28;
+
+/// The `[[layers]]` tables.
+fn parse_layers(raw_layers: Option<Vec<RawLayer>>) -> Result<Vec<LayerSpec>> {
+    let raw_layers = raw_layers
+        .ok_or_else(|| spec_err("layers", "missing: add at least one [[layers]] table"))?;
+    if raw_layers.is_empty() {
+        return Err(spec_err("layers", "at least one layer is required"));
+    }
+    if raw_layers.len() > MAX_LAYERS {
+        return Err(spec_err(
+            "layers",
+            format!(
+                "{} layers, more than the limit of {MAX_LAYERS}",
+                raw_layers.len()
+            ),
+        ));
+    }
+    let mut layers = Vec::with_capacity(raw_layers.len());
+    for (i, rl) in raw_layers.iter().enumerate() {
+        let width = |name: &str, v: Option<i64>| -> Result<usize> {
+            let v = v.ok_or_else(|| spec_err(format!("layers[{i}].{name}"), "missing"))?;
+            if v < 1 || v as u64 > MAX_WIDTH as u64 {
+                return Err(spec_err(
+                    format!("layers[{i}].{name}"),
+                    format!("must be in 1..={MAX_WIDTH}, got {v}"),
+                ));
+            }
+            Ok(v as usize)
+        };
+        let inputs = width("inputs", rl.inputs)?;
+        let outputs = width("outputs", rl.outputs)?;
+        let activation = match rl.activation.as_deref() {
+            Some("relu") => Activation::Relu,
+            None | Some("identity") => Activation::Identity,
+            Some(other) => {
+                return Err(spec_err(
+                    format!("layers[{i}].activation"),
+                    format!("unknown activation `{other}` (supported: `relu`, `identity`)"),
+                ))
+            }
+        };
+        if let Some(prev) = layers.last().map(|l: &LayerSpec| l.outputs) {
+            if prev != inputs {
+                return Err(spec_err(
+                    format!("layers[{i}].inputs"),
+                    format!(
+                        "must equal layers[{}].outputs = {prev}, got {inputs}",
+                        i - 1
+                    ),
+                ));
+            }
+        }
+        layers.push(LayerSpec {
+            inputs,
+            outputs,
+            activation,
+        });
+    }
+    let params: u64 = layers
+        .iter()
+        .map(|l| (l.inputs as u64 + 1) * l.outputs as u64)
+        .sum();
+    if params > MAX_PARAMS {
+        return Err(spec_err(
+            "layers",
+            format!(
+                "{params} parameters ({:.1} GiB per copy of the weights) exceed the limit of {MAX_PARAMS} (2 GiB)",
+                params as f64 * 8.0 / (1u64 << 30) as f64
+            ),
+        ));
+    }
+    Ok(layers)
+}
+
 impl ModelSpec {
     /// Parse and validate a TOML spec.
     pub fn from_toml_str(text: &str) -> Result<Self> {
@@ -236,91 +363,8 @@ impl ModelSpec {
                 ))
             }
         };
-        let ro = raw
-            .optimizer
-            .ok_or_else(|| spec_err("optimizer", "missing table [optimizer]"))?;
-        let lr = fixed_param("lr", ro.lr, ro.lr_fx)?
-            .ok_or_else(|| spec_err("optimizer.lr", "missing"))?;
-        let optimizer = match ro.kind.as_deref() {
-            None | Some("sgd") => {
-                if ro.mu.is_some() || ro.mu_fx.is_some() {
-                    return Err(spec_err(
-                        "optimizer.mu",
-                        "only the `momentum` optimizer takes `mu`",
-                    ));
-                }
-                Optimizer::Sgd { lr_fx: lr }
-            }
-            Some("momentum") => {
-                let mu = fixed_param("mu", ro.mu, ro.mu_fx)?
-                    .ok_or_else(|| spec_err("optimizer.mu", "missing (momentum needs mu)"))?;
-                // μ ∈ (0, 1): 0 is plain SGD, and μ ≥ 1 lets the velocity grow without bound
-                if mu >= SCALE {
-                    let (key, got) = match ro.mu_fx {
-                        Some(v) => ("optimizer.mu_fx", format!("{v} (= {} at scale 10^9)", v as f64 / SCALE as f64)),
-                        None => ("optimizer.mu", format!("{}", ro.mu.unwrap_or(0.0))),
-                    };
-                    return Err(spec_err(key, format!("must be below 1 (μ ∈ (0, 1)), got {got}")));
-                }
-                Optimizer::Momentum {
-                    lr_fx: lr,
-                    mu_fx: mu,
-                }
-            }
-            Some(other) => {
-                return Err(spec_err(
-                    "optimizer.kind",
-                    format!("unknown optimizer `{other}` (supported: `sgd`, `momentum`)"),
-                ))
-            }
-        };
-        let raw_layers = raw
-            .layers
-            .ok_or_else(|| spec_err("layers", "missing: add at least one [[layers]] table"))?;
-        if raw_layers.is_empty() {
-            return Err(spec_err("layers", "at least one layer is required"));
-        }
-        let mut layers = Vec::with_capacity(raw_layers.len());
-        for (i, rl) in raw_layers.iter().enumerate() {
-            let width = |name: &str, v: Option<i64>| -> Result<usize> {
-                let v = v.ok_or_else(|| spec_err(format!("layers[{i}].{name}"), "missing"))?;
-                if v < 1 || v as u64 > MAX_WIDTH as u64 {
-                    return Err(spec_err(
-                        format!("layers[{i}].{name}"),
-                        format!("must be in 1..={MAX_WIDTH}, got {v}"),
-                    ));
-                }
-                Ok(v as usize)
-            };
-            let inputs = width("inputs", rl.inputs)?;
-            let outputs = width("outputs", rl.outputs)?;
-            let activation = match rl.activation.as_deref() {
-                Some("relu") => Activation::Relu,
-                None | Some("identity") => Activation::Identity,
-                Some(other) => {
-                    return Err(spec_err(
-                        format!("layers[{i}].activation"),
-                        format!("unknown activation `{other}` (supported: `relu`, `identity`)"),
-                    ))
-                }
-            };
-            if let Some(prev) = layers.last().map(|l: &LayerSpec| l.outputs) {
-                if prev != inputs {
-                    return Err(spec_err(
-                        format!("layers[{i}].inputs"),
-                        format!(
-                            "must equal layers[{}].outputs = {prev}, got {inputs}",
-                            i - 1
-                        ),
-                    ));
-                }
-            }
-            layers.push(LayerSpec {
-                inputs,
-                outputs,
-                activation,
-            });
-        }
+        let optimizer = parse_optimizer(raw.optimizer)?;
+        let layers = parse_layers(raw.layers)?;
         let spec = ModelSpec {
             layers,
             batch_size: batch as usize,
@@ -530,10 +574,14 @@ mod tests {
         assert!(
             err_of(&base.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1"))
                 .contains("optimizer.mu")
-        );        // μ must lie in (0, 1); the error names the key the user wrote
-        let mom = |mu: &str| base.replace("lr = 0.1", &format!("kind = \"momentum\"\nlr = 0.1\n{mu}"));
+        ); // μ must lie in (0, 1); the error names the key the user wrote
+        let mom =
+            |mu: &str| base.replace("lr = 0.1", &format!("kind = \"momentum\"\nlr = 0.1\n{mu}"));
         let e = err_of(&mom("mu_fx = 1000000000"));
-        assert!(e.contains("optimizer.mu_fx") && e.contains("below 1"), "{e}");
+        assert!(
+            e.contains("optimizer.mu_fx") && e.contains("below 1"),
+            "{e}"
+        );
         let e = err_of(&mom("mu = 1.0"));
         assert!(e.contains("`optimizer.mu`"), "{e}");
         assert!(err_of(&mom("mu_fx = 0")).contains("optimizer.mu_fx"));

@@ -456,7 +456,10 @@ fn sums_are_exact_whatever_the_order_of_their_terms() {
     assert_eq!(a as f64, exact.round());
     // a sum whose exact value is beyond i128 is a range error naming the tensor
     let e = z_of(vec![lo, lo, lo, lo]).unwrap_err().to_string();
-    assert!(e.contains("tensor Z") && e.contains("declared range"), "{e}");
+    assert!(
+        e.contains("tensor Z") && e.contains("declared range"),
+        "{e}"
+    );
 }
 
 /// docs/SEMANTICS.md §1: the bias-gradient accumulator `db_acc` is a sum,

@@ -10,19 +10,33 @@ use zkstep_core::ModelSpec;
 
 #[test]
 fn devices_fifos_and_directories_are_refused_without_reading() {
-    let e = read_input(Path::new("/dev/zero"), Input::Proof).unwrap_err().to_string();
-    assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
-    let e = ModelSpec::from_file(Path::new("/dev/zero")).unwrap_err().to_string();
+    let e = read_input(Path::new("/dev/zero"), Input::Proof)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/dev/zero") && e.contains("not a regular file"),
+        "{e}"
+    );
+    let e = ModelSpec::from_file(Path::new("/dev/zero"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("/dev/zero") && e.contains("regular file"), "{e}");
     let dir = tempfile::tempdir().unwrap();
-    let e = read_input(dir.path(), Input::Safetensors).unwrap_err().to_string();
+    let e = read_input(dir.path(), Input::Safetensors)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("directory"), "{e}");
     // a FIFO with no writer: opening it would block forever
     let fifo = dir.path().join("fifo");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
     if made.map(|s| s.success()).unwrap_or(false) {
-        let e = read_input(&fifo, Input::VerifyingKey).unwrap_err().to_string();
-        assert!(e.contains("fifo") && e.contains("not a regular file"), "{e}");
+        let e = read_input(&fifo, Input::VerifyingKey)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("fifo") && e.contains("not a regular file"),
+            "{e}"
+        );
     }
 }
 
@@ -34,7 +48,9 @@ fn a_file_over_its_kinds_limit_is_refused_naming_size_and_limit() {
     std::fs::write(&p, vec![b'#'; limit as usize + 1]).unwrap();
     let e = ModelSpec::from_file(&p).unwrap_err().to_string();
     assert!(
-        e.contains("big.toml") && e.contains(&format!("{}", limit + 1)) && e.contains(&format!("{limit}")),
+        e.contains("big.toml")
+            && e.contains(&format!("{}", limit + 1))
+            && e.contains(&format!("{limit}")),
         "{e}"
     );
     // at the limit it is read (and then parsed: a spec of comments is no spec)
