@@ -123,6 +123,13 @@ pub struct Header {
 pub fn encode<T: Serialize>(header: Header, payload: &T) -> Result<Vec<u8>, FileError> {
     let body = postcard::to_stdvec(payload)
         .map_err(|e| FileError::Decode(format!("cannot encode: {e}")))?;
+    Ok(seal(header, &body))
+}
+
+/// An envelope around payload bytes as they are (for tools and tests that
+/// craft payloads: anyone can seal any bytes, so the checksum detects
+/// corruption, not forgery).
+pub fn seal(header: Header, body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + body.len());
     out.extend_from_slice(MAGIC);
     out.push(header.kind as u8);
@@ -130,10 +137,10 @@ pub fn encode<T: Serialize>(header: Header, payload: &T) -> Result<Vec<u8>, File
     out.extend_from_slice(ff::PrimeField::to_repr(&header.spec_digest).as_ref());
     out.push(header.params as u8);
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    let sum = checksum(&out, &body);
+    let sum = checksum(&out, body);
     out.extend_from_slice(&sum);
-    out.extend_from_slice(&body);
-    Ok(out)
+    out.extend_from_slice(body);
+    out
 }
 
 /// SHA3-256 of the header fields before the checksum and the payload.

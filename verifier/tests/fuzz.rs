@@ -1,0 +1,116 @@
+//! Fuzzing the verifier's reading and verification of proofs: a fixed number
+//! of mutated proofs (random byte edits, cuts and extensions of the payload,
+//! re-sealed so that they pass the envelope's checksum, as an attacker would),
+//! plus a corpus of crafted payloads kept as regression cases. None may
+//! panic out of the library, and none but the original may be accepted.
+#![allow(clippy::unwrap_used)]
+
+use rand::{Rng, SeedableRng};
+use std::path::PathBuf;
+use zkstep_circuits::files::{self, FileKind, Header};
+use zkstep_verifier::{read_proof, read_verifying_key, verify, VerifyError, VerifyingKey};
+
+fn fx(name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../params/fixtures")
+        .join(name);
+    std::fs::read(p).unwrap()
+}
+
+/// The header and payload of the honest proof.
+fn honest() -> (Header, Vec<u8>) {
+    let bytes = fx("proof.zkstep");
+    let (h, body) = files::open(&bytes, FileKind::Proof).unwrap();
+    (h, body.to_vec())
+}
+
+/// Read and verify as `zkstep-verify` does; Ok(true) = accepted. A panic
+/// escaping the library fails the test (the library must catch it).
+fn verdict(vk: &VerifyingKey, bytes: &[u8]) -> Result<bool, VerifyError> {
+    let p = read_proof(bytes)?;
+    Ok(verify(vk, &p, None).is_ok())
+}
+
+#[test]
+fn mutated_proofs_never_panic_and_are_never_accepted() {
+    let vk = read_verifying_key(&fx("verifying.key")).unwrap();
+    let (h, body) = honest();
+    assert_eq!(verdict(&vk, &files::seal(h, &body)).ok(), Some(true));
+    let cases: usize = std::env::var("ZKSTEP_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(0x7a6b);
+    let (mut malformed, mut rejected) = (0, 0);
+    for case in 0..cases {
+        let mut b = body.clone();
+        match case % 4 {
+            0 | 1 => {
+                for _ in 0..rng.gen_range(1..4) {
+                    let i = rng.gen_range(0..b.len());
+                    b[i] ^= 1 << rng.gen_range(0..8);
+                }
+            }
+            2 => b.truncate(rng.gen_range(0..b.len())),
+            _ => {
+                let i = rng.gen_range(0..b.len());
+                let extra: Vec<u8> = (0..rng.gen_range(1..40)).map(|_| rng.gen()).collect();
+                b.splice(i..i, extra);
+            }
+        }
+        if b == body {
+            continue;
+        }
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            verdict(&vk, &files::seal(h, &b))
+        }));
+        match r {
+            Err(_) => panic!("case {case}: a panic escaped the verifier library"),
+            Ok(Ok(true)) => panic!("case {case}: a mutated proof was accepted"),
+            Ok(Ok(false)) | Ok(Err(VerifyError::Rejected(_))) => rejected += 1,
+            Ok(Err(VerifyError::Malformed(_))) => malformed += 1,
+        }
+    }
+    assert!(malformed + rejected > 0);
+}
+
+/// Set the first `coeffs_except_linear_term` found in a JSON tree to `[]`.
+fn empty_first_poly(v: &mut serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Object(m) => {
+            if let Some(c) = m.get_mut("coeffs_except_linear_term") {
+                *c = serde_json::Value::Array(vec![]);
+                return true;
+            }
+            m.values_mut().any(empty_first_poly)
+        }
+        serde_json::Value::Array(a) => a.iter_mut().any(empty_first_poly),
+        _ => false,
+    }
+}
+
+/// Regression corpus: a sumcheck round polynomial with no coefficients makes
+/// nova-snark index `coeffs[0]` of an empty vector; the verifier must report
+/// a rejection, not crash.
+#[test]
+fn crafted_empty_sumcheck_polynomial_is_rejected_not_a_crash() {
+    let vk = read_verifying_key(&fx("verifying.key")).unwrap();
+    let (h, body) = honest();
+    let payload: zkstep_circuits::files::ProofPayload = postcard::from_bytes(&body).unwrap();
+    let mut json = serde_json::to_value(&payload.snark).unwrap();
+    assert!(empty_first_poly(&mut json), "no sumcheck polynomial found");
+    let crafted = zkstep_circuits::files::ProofPayload {
+        snark: serde_json::from_value(json).unwrap(),
+        ..payload
+    };
+    let bytes = files::encode(h, &crafted).unwrap();
+    let p = read_proof(&bytes).unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| verify(&vk, &p, None)));
+    match r {
+        // nova-snark panics on it (index out of bounds); the library reports a rejection
+        Ok(Err(VerifyError::Rejected(m))) => assert!(m.contains("panicked"), "{m}"),
+        Ok(Err(VerifyError::Malformed(m))) => panic!("a decodable proof called malformed: {m}"),
+        Ok(Ok(_)) => panic!("the crafted proof was accepted"),
+        Err(_) => panic!("a panic escaped the verifier library"),
+    }
+}
