@@ -22,7 +22,7 @@ const SPEC: &str = "batch_size = 32\n[optimizer]\nkind = \"momentum\"\nlr = 0.05
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // halo2curves prints debug lines when it checks G2 points: keep stdout for ours
-    zkstep_prover::out::init();
+    zkstep_cli::out::init();
     let _quiet = gag::Gag::stdout().ok();
     let mut args = std::env::args().skip(1);
     let steps: u64 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(300);
@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let spec = ModelSpec::from_toml_str(SPEC)?;
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/digits.safetensors");
     let ds = read_dataset(&data, spec.value_range)?;
-    zkstep_prover::outln!(
+    zkstep_cli::outln!(
         "digits: {} samples, quantised with max |error| {:.2e}",
         ds.x.rows,
         ds.report.max_abs_err
@@ -60,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         write_checkpoint(&d.join("ckpt_0.safetensors"), &spec, &ck)?;
     }
     let (l0, a0) = eval(&ck)?;
-    zkstep_prover::outln!("before: loss {l0:.5}, accuracy {:.1}%", 100.0 * a0);
+    zkstep_cli::outln!("before: loss {l0:.5}, accuracy {:.1}%", 100.0 * a0);
     let t0 = std::time::Instant::now();
     for t in 0..steps {
         let batch = make_batch(&ds, spec.batch_size, t, 1, random_salt(&mut rand_salt()));
@@ -75,12 +75,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let (l1, a1) = eval(&ck)?;
-    zkstep_prover::outln!(
+    zkstep_cli::outln!(
         "after {steps} steps ({:.2?}): loss {l1:.5}, accuracy {:.1}%",
         t0.elapsed(),
         100.0 * a1
     );
-    zkstep_prover::outln!(
+    zkstep_cli::outln!(
         "Commit(θ_{steps}) = {}",
         fr_to_hex(&commit_params(&spec, &ck))
     );
@@ -92,14 +92,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             zkstep_circuits::DEFAULT_FOLD_BUDGET,
             zkstep_prover::ivc::Setup::Dev,
         )?;
-        zkstep_prover::outln!(
+        zkstep_cli::outln!(
             "dev keys in {:.1?}: {} folds per step",
             t.elapsed(),
             keys.layout.num_folds()
         );
-        let (proof, tm) = zkstep_prover::ivc::prove(&keys, &before, &after, &batch, true)?;
+        let (proof, tm) =
+            zkstep_cli::proving::prove_with_bar(&keys, &before, &after, &batch, true)?;
         let bytes = zkstep_prover::ivc::proof_bytes(&keys, &proof)?;
-        zkstep_prover::outln!(
+        zkstep_cli::outln!(
             "proof: {} bytes; folding {:.1} s, compression {:.1} s",
             bytes.len(),
             tm.fold_s,
@@ -109,7 +110,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let vk =
             zkstep_verifier::read_verifying_key(&zkstep_prover::ivc::verifying_key_bytes(&keys)?)?;
         let (st, dt) = zkstep_verifier::verify(&vk, &zkstep_verifier::read_proof(&bytes)?, None)?;
-        zkstep_prover::outln!(
+        zkstep_cli::outln!(
             "verified step {} in {dt:.1?}: c_after = Commit(θ_{steps}) is {}",
             st.step,
             st.c_after == commit_params(&spec, &ck)

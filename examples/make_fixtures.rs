@@ -48,7 +48,7 @@ fn main() {
     write_checkpoint(&dir.join("after.safetensors"), &spec, &after).unwrap();
     write_batch(&dir.join("batch.safetensors"), &spec, &batch, 0).unwrap();
     let keys = keygen(&spec, Some(2), usize::MAX, Setup::Dev).unwrap();
-    let (proof, _) = prove(&keys, &before, &after, &batch, false).unwrap();
+    let (proof, _) = prove(&keys, &before, &after, &batch, &mut |_| {}).unwrap();
     write_atomic(
         &dir.join("verifying.key"),
         &verifying_key_bytes(&keys).unwrap(),

@@ -5,7 +5,7 @@
 # (e.g. --msm gpu, --widths 16,32). Takes about 20 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -p zkstep-prover --bin zkstep
+cargo build --release -p zkstep-cli --bin zkstep
 mkdir -p docs/bench
 ./target/release/zkstep bench --widths 16,32,64,128,256,512 --batch 32 --layers 1 \
   --json docs/bench/width-sweep.json --csv docs/bench/width-sweep.csv \

@@ -2,7 +2,7 @@
 # The one script for a lent GPU machine (no Rust there): run from the
 # repository root with the binaries built here by
 #   eval "$(scripts/install-cuda-build.sh)"
-#   cargo build --release --target-dir target-cuda -p zkstep-prover --features cuda
+#   cargo build --release --target-dir target-cuda -p zkstep-cli --features cuda
 #   cargo build --release --target-dir target-cuda -p zkstep-msm --features cuda --example msm_check
 # and carried as target-cuda/release/{zkstep,examples/msm_check}.
 # Writes everything under $OUT (or ./device-out).

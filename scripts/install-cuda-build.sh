@@ -5,7 +5,10 @@
 # ${ZKSTEP_CUDA_DIR:-$HOME/.cache/zkstep-cuda}. Prints the environment to use:
 #
 #   eval "$(scripts/install-cuda-build.sh)"
-#   cargo build --release -p zkstep-prover --features cuda
+#   cargo build --release -p zkstep-cli --features cuda    # the `zkstep` binary
+#
+# (zkstep-cli's `cuda` feature turns on zkstep-prover's, which turns on
+# zkstep-msm's; a library user enables `zkstep-prover/cuda` directly.)
 #
 # Safe to run again: an existing install is reused.
 set -euo pipefail

@@ -1,10 +1,15 @@
 //! End to end through the libraries: keygen (dev params), prove, compress,
 //! verify with only the verifier crate; and rejection of wrong statements.
+//! The SGD case's keys and proof are made once ([`sgd`]) and shared by the
+//! tests that look at them.
 #![allow(clippy::unwrap_used)]
 
+use std::sync::OnceLock;
+use zkstep_circuits::files::{self, FileKind, Header, VerifyingKeyPayload};
+use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::model::seeded_salt;
 use zkstep_core::{step, Batch, Checkpoint, Matrix, ModelSpec};
-use zkstep_prover::ivc::{keygen, proof_bytes, prove, verifying_key_bytes, Setup};
+use zkstep_prover::ivc::{keygen, proof_bytes, prove, verifying_key_bytes, Keys, Setup};
 use zkstep_verifier::{read_proof, read_verifying_key, verify, VerifyError};
 
 const SPEC: &str = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 3\noutputs = 3\nactivation = \"relu\"\n[[layers]]\ninputs = 3\noutputs = 2\n";
@@ -34,67 +39,100 @@ fn batch(spec: &ModelSpec, seed: u64) -> Batch {
     }
 }
 
+/// Keys, a step and its proof, made once for every test of this file
+/// (keygen and compression are what cost time).
+struct Fixture {
+    spec: ModelSpec,
+    keys: Keys,
+    before: Checkpoint,
+    after: Checkpoint,
+    batch: Batch,
+    proof: Vec<u8>,
+    vk: Vec<u8>,
+}
+
+fn sgd() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let spec = ModelSpec::from_toml_str(SPEC).unwrap();
+        let keys = keygen(&spec, Some(2), usize::MAX, Setup::Dev).unwrap();
+        let before = Checkpoint::init(&spec, 1);
+        let b = batch(&spec, 1);
+        let after = step(&spec, &before, &b).unwrap().after;
+        let (proof, _t) = prove(&keys, &before, &after, &b, &mut |_| {}).unwrap();
+        Fixture {
+            proof: proof_bytes(&keys, &proof).unwrap(),
+            vk: verifying_key_bytes(&keys).unwrap(),
+            spec,
+            keys,
+            before,
+            after,
+            batch: b,
+        }
+    })
+}
+
 #[test]
-fn prove_compress_verify_and_reject() {
-    let spec = ModelSpec::from_toml_str(SPEC).unwrap();
-    let keys = keygen(&spec, Some(2), usize::MAX, Setup::Dev).unwrap();
-    let before = Checkpoint::init(&spec, 1);
-    let b = batch(&spec, 1);
-    let after = step(&spec, &before, &b).unwrap().after;
-    let (proof, _t) = prove(&keys, &before, &after, &b, false).unwrap();
-    let pbytes = proof_bytes(&keys, &proof).unwrap();
-    let vbytes = verifying_key_bytes(&keys).unwrap();
-    let vk = read_verifying_key(&vbytes).unwrap();
-    let p = read_proof(&pbytes).unwrap();
-    let (st, dt) = verify(&vk, &p, None).unwrap();
+fn proof_verifies_with_only_the_verifier_crate() {
+    let f = sgd();
+    let vk = read_verifying_key(&f.vk).unwrap();
+    let (st, dt) = verify(&vk, &read_proof(&f.proof).unwrap(), None).unwrap();
     eprintln!(
         "verified in {dt:?}; proof {} bytes; vk {} bytes",
-        pbytes.len(),
-        vbytes.len()
+        f.proof.len(),
+        f.vk.len()
     );
-    assert_eq!(
-        st.c_before,
-        zkstep_core::commit::commit_params(&spec, &before)
-    );
+    assert_eq!(st.c_before, commit_params(&f.spec, &f.before));
+    assert_eq!(st.c_after, commit_params(&f.spec, &f.after));
+    assert_eq!(st.c_batch, commit_batch(&f.spec, &f.batch));
+}
 
+#[test]
+fn wrong_statements_are_rejected() {
+    let f = sgd();
+    let vk = read_verifying_key(&f.vk).unwrap();
+    let p = read_proof(&f.proof).unwrap();
     // a statement whose c_after is another checkpoint's
-    let mut other = after.clone();
+    let mut other = f.after.clone();
     other.layers[0].w.data[0] += 1;
-    let mut want = st;
-    want.c_after = zkstep_core::commit::commit_params(&spec, &other);
+    let mut want = p.statement();
+    want.c_after = commit_params(&f.spec, &other);
     assert!(matches!(
         verify(&vk, &p, Some(&want)),
         Err(VerifyError::Rejected(_))
     ));
     // a forged statement inside the proof file: the compressed proof no longer matches
-    let mut forged = read_proof(&pbytes).unwrap();
-    forged.payload.statement.c_after = want.c_after;
-    assert!(matches!(
-        verify(&vk, &forged, None),
-        Err(VerifyError::Rejected(_))
-    ));
-    // another batch
-    let mut forged = read_proof(&pbytes).unwrap();
-    forged.payload.statement.c_batch = zkstep_core::commit::commit_batch(&spec, &batch(&spec, 2));
-    assert!(matches!(
-        verify(&vk, &forged, None),
-        Err(VerifyError::Rejected(_))
-    ));
-    // another step index
-    let mut forged = read_proof(&pbytes).unwrap();
-    forged.payload.statement.step += 1;
-    assert!(matches!(
-        verify(&vk, &forged, None),
-        Err(VerifyError::Rejected(_))
-    ));
-    // another challenge
-    let mut forged = read_proof(&pbytes).unwrap();
-    forged.payload.challenges.rho += zkstep_core::Fr::from(1u64);
-    assert!(matches!(
-        verify(&vk, &forged, None),
-        Err(VerifyError::Rejected(_))
-    ));
-    // truncated and bit-flipped files
+    let forge = |edit: &dyn Fn(&mut zkstep_verifier::Proof)| {
+        let mut forged = read_proof(&f.proof).unwrap();
+        edit(&mut forged);
+        forged
+    };
+    let forgeries: [(&str, zkstep_verifier::Proof); 4] = [
+        (
+            "c_after",
+            forge(&|p| p.payload.statement.c_after = want.c_after),
+        ),
+        (
+            "c_batch",
+            forge(&|p| p.payload.statement.c_batch = commit_batch(&f.spec, &batch(&f.spec, 2))),
+        ),
+        ("step", forge(&|p| p.payload.statement.step += 1)),
+        (
+            "challenge",
+            forge(&|p| p.payload.challenges.rho += zkstep_core::Fr::from(1u64)),
+        ),
+    ];
+    for (what, forged) in forgeries {
+        assert!(
+            matches!(verify(&vk, &forged, None), Err(VerifyError::Rejected(_))),
+            "a proof with another {what} was not rejected"
+        );
+    }
+}
+
+#[test]
+fn truncated_and_bit_flipped_proofs_are_refused() {
+    let pbytes = &sgd().proof;
     assert!(matches!(
         read_proof(&pbytes[..pbytes.len() / 2]),
         Err(VerifyError::Malformed(_))
@@ -103,9 +141,14 @@ fn prove_compress_verify_and_reject() {
     let mid = flipped.len() - 100;
     flipped[mid] ^= 4;
     assert!(read_proof(&flipped).is_err());
+}
 
-    // the prover refuses an after-checkpoint that is not the declared step
-    let e = match prove(&keys, &before, &other, &b, false) {
+#[test]
+fn the_prover_refuses_an_after_checkpoint_that_is_not_the_declared_step() {
+    let f = sgd();
+    let mut other = f.after.clone();
+    other.layers[0].w.data[0] += 1;
+    let e = match prove(&f.keys, &f.before, &other, &f.batch, &mut |_| {}) {
         Ok(_) => panic!("proved a wrong after-checkpoint"),
         Err(e) => e.to_string(),
     };
@@ -113,15 +156,25 @@ fn prove_compress_verify_and_reject() {
         e.contains("differs from the declared step at layer 1, W[0,0]"),
         "{e}"
     );
+}
 
-    // spec B's key does not accept spec A's proof
+#[test]
+fn a_key_for_another_spec_rejects_the_proof() {
+    // spec B's verifying key file, carrying spec A's Nova key: only the spec
+    // binding stands between it and accepting A's proof
+    let f = sgd();
     let spec_b = ModelSpec::from_toml_str(&SPEC.replace("lr = 0.1", "lr = 0.2")).unwrap();
-    let keys_b = keygen(&spec_b, Some(2), usize::MAX, Setup::Dev).unwrap();
-    let vk_b = read_verifying_key(&verifying_key_bytes(&keys_b).unwrap()).unwrap();
-    assert!(matches!(
-        verify(&vk_b, &p, None),
-        Err(VerifyError::Rejected(_))
-    ));
+    let (mut h, mut vk_b): (Header, VerifyingKeyPayload) =
+        files::decode(&f.vk, FileKind::VerifyingKey).unwrap();
+    h.spec_digest = spec_b.digest();
+    vk_b.spec_toml = spec_b.to_toml();
+    let vk_b = read_verifying_key(&files::encode(h, &vk_b).unwrap()).unwrap();
+    assert_eq!(vk_b.layout.spec_digest, spec_b.digest());
+    let p = read_proof(&f.proof).unwrap();
+    match verify(&vk_b, &p, None) {
+        Err(VerifyError::Rejected(m)) => assert!(m.contains("spec"), "{m}"),
+        other => panic!("expected a rejection, got {:?}", other.map(|_| ())),
+    }
 }
 
 #[test]
@@ -135,7 +188,7 @@ fn momentum_three_layers_prove_and_verify() {
     let b1 = batch(&spec, 5);
     let c2 = step(&spec, &c1, &b1).unwrap().after;
     let vk = read_verifying_key(&verifying_key_bytes(&keys).unwrap()).unwrap();
-    let (p1, _) = prove(&keys, &c1, &c2, &b1, false).unwrap();
+    let (p1, _) = prove(&keys, &c1, &c2, &b1, &mut |_| {}).unwrap();
     let (st, _) = verify(
         &vk,
         &read_proof(&proof_bytes(&keys, &p1).unwrap()).unwrap(),
@@ -143,5 +196,5 @@ fn momentum_three_layers_prove_and_verify() {
     )
     .unwrap();
     assert_eq!(st.step, 1);
-    assert_eq!(st.c_before, zkstep_core::commit::commit_params(&spec, &c1));
+    assert_eq!(st.c_before, commit_params(&spec, &c1));
 }

@@ -19,16 +19,14 @@ pub enum ProverError {
         /// The OS error.
         source: std::io::Error,
     },
-    /// Refusing to overwrite something of the user's.
-    #[error("{}: already exists; refusing to overwrite it (pass --force to replace it)", .0.display())]
-    Exists(std::path::PathBuf),
     /// The circuit layout or witness could not be built.
     #[error(transparent)]
     Circuit(#[from] zkstep_circuits::CircuitError),
     /// Nova failed (keygen, folding, compression).
     #[error("nova: {0}")]
     Nova(String),
-    /// A malformed run manifest or other input.
+    /// Input that cannot be proven (an after-checkpoint that is not the
+    /// declared step, a malformed key file) or a file that cannot be encoded.
     #[error("{0}")]
     Invalid(String),
 }

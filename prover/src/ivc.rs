@@ -5,10 +5,10 @@
 //! `ppot_pruned_NN.ptau` files) and the MicroSpartan (ppsnark) keys.
 //! `prove` runs the reference executor, insists that θ_{t+1} is exactly what
 //! the declared step gives, builds every fold's witness from the trace, folds
-//! one IVC step per tile (progress bar per fold) and compresses.
+//! one IVC step per tile and compresses, telling its caller how far it got
+//! through [`ProveEvent`]s (the CLI draws a progress bar from them).
 
 use crate::error::{ProverError, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use std::path::Path;
 use std::sync::Arc;
@@ -21,10 +21,10 @@ use zkstep_circuits::files::{
     VerifyingKeyRef,
 };
 use zkstep_circuits::witness::build_witnesses;
-use zkstep_circuits::{Layout, TileCircuit};
+use zkstep_circuits::{Layout, TileCircuit, TileDesc};
 use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::format::write_atomic;
-use zkstep_core::{step, Batch, Checkpoint, ModelSpec};
+use zkstep_core::{step, Batch, Checkpoint, ModelSpec, StepTrace};
 
 /// Where the commitment key comes from.
 pub enum Setup<'a> {
@@ -233,14 +233,15 @@ pub struct FoldInputs {
     pub circuits: Vec<TileCircuit>,
 }
 
-/// Check θ_after against the declared step and build every fold's witness.
-pub fn fold_inputs(
-    layout: &Arc<Layout>,
+/// Run the declared step from `before` on `batch` and insist that it gives
+/// exactly `after` (and that `after` is the next step). Cheap next to
+/// proving: callers may check this before loading keys.
+pub fn check_step(
+    spec: &ModelSpec,
     before: &Checkpoint,
     after: &Checkpoint,
     batch: &Batch,
-) -> Result<FoldInputs> {
-    let spec = &layout.spec;
+) -> Result<StepTrace> {
     let trace = step(spec, before, batch)?;
     if let Some(diff) = first_difference(&trace.after, after) {
         return Err(ProverError::Invalid(format!(
@@ -254,6 +255,19 @@ pub fn fold_inputs(
             before.step + 1
         )));
     }
+    Ok(trace)
+}
+
+/// Check θ_after against the declared step ([`check_step`]) and build every
+/// fold's witness.
+pub fn fold_inputs(
+    layout: &Arc<Layout>,
+    before: &Checkpoint,
+    after: &Checkpoint,
+    batch: &Batch,
+) -> Result<FoldInputs> {
+    let spec = &layout.spec;
+    let trace = check_step(spec, before, after, batch)?;
     let (witnesses, challenges) = build_witnesses(layout, &trace, before, batch)?;
     let statement = Statement {
         spec_digest: layout.spec_digest,
@@ -284,13 +298,36 @@ pub fn fold_inputs(
     })
 }
 
-/// Prove one step: θ_after = Step(θ_before, batch).
+/// How far [`prove`] has got, in order: one `Folding`, one `Folded` per
+/// fold, one `Compressing`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProveEvent {
+    /// The witnesses are built; folding starts.
+    Folding {
+        /// Folds to do.
+        total: usize,
+    },
+    /// Fold `index` (0-based) of `total` is done.
+    Folded {
+        /// Which fold.
+        index: usize,
+        /// Folds in all.
+        total: usize,
+        /// What that fold did.
+        desc: TileDesc,
+    },
+    /// Every fold is done; compression starts.
+    Compressing,
+}
+
+/// Prove one step: θ_after = Step(θ_before, batch), reporting progress to
+/// `progress` (pass `&mut |_| {}` to ignore it).
 pub fn prove(
     keys: &Keys,
     before: &Checkpoint,
     after: &Checkpoint,
     batch: &Batch,
-    progress: bool,
+    progress: &mut dyn FnMut(ProveEvent),
 ) -> Result<(ProofPayload, Timings)> {
     init_msm();
     let t0 = Instant::now();
@@ -301,38 +338,24 @@ pub fn prove(
         circuits,
     } = fold_inputs(&keys.layout, before, after, batch)?;
     let witness_s = t0.elapsed().as_secs_f64();
-    let pb = if progress {
-        ProgressBar::new(circuits.len() as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} folding [{elapsed_precise}] {bar:30} {pos}/{len} folds ({eta}) {msg}",
-    ) {
-        pb.set_style(style);
-    }
+    let total = circuits.len();
+    progress(ProveEvent::Folding { total });
     let t1 = Instant::now();
     let mut rs =
         RecursiveSnark::new(&keys.pp, &circuits[0], &z0).map_err(nova_err("first fold"))?;
-    for (i, c) in circuits.iter().enumerate() {
+    for (index, c) in circuits.iter().enumerate() {
+        rs.prove_step(&keys.pp, c)
+            .map_err(|e| ProverError::Nova(format!("fold {index}: {e}")))?;
         if let Some(w) = &c.witness {
-            pb.set_message(if w.desc.is_input {
-                "inputs".to_string()
-            } else {
-                format!(
-                    "layer {} rows {}..{}",
-                    w.desc.layer,
-                    w.desc.j0,
-                    w.desc.j0 + w.desc.rows_active
-                )
+            progress(ProveEvent::Folded {
+                index,
+                total,
+                desc: w.desc,
             });
         }
-        rs.prove_step(&keys.pp, c)
-            .map_err(|e| ProverError::Nova(format!("fold {i}: {e}")))?;
-        pb.inc(1);
     }
-    pb.finish_and_clear();
     let fold_s = t1.elapsed().as_secs_f64();
+    progress(ProveEvent::Compressing);
     let t2 = Instant::now();
     let snark = CompressedSnark::prove(&keys.pp, &keys.pk, &rs).map_err(nova_err("compression"))?;
     let compress_s = t2.elapsed().as_secs_f64();
@@ -340,7 +363,7 @@ pub fn prove(
         ProofPayload {
             statement,
             challenges,
-            num_folds: circuits.len() as u64,
+            num_folds: total as u64,
             snark,
         },
         Timings {

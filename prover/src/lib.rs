@@ -1,21 +1,15 @@
-//! zkstep-prover: everything on the proving side and the `zkstep` CLI.
+//! zkstep-prover: the proving side as a library (the `zkstep` CLI is the
+//! `zkstep-cli` crate).
 //!
-//! - [`cli`] and [`commands`]: the `zkstep` subcommands;
 //! - [`ivc`]: keygen, proving (witnesses from the reference trace, Nova
 //!   folding, compression) and the key/proof files;
-//! - [`bench`]: `zkstep bench`, the per-width cost report;
-//! - [`run`]: training runs and their manifest.
+//! - [`error`]: the error type, [`ProverError`].
 //!
 //! Every BN254 MSM Nova does goes through zkstep-msm (via the `blitzar`
-//! shim), whose backend `--msm` chooses.
+//! shim); the caller chooses its backend (`zkstep_msm::set_backend`).
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
-pub mod bench;
-pub mod cli;
-pub mod commands;
 pub mod error;
 pub mod ivc;
-pub mod out;
-pub mod run;
 
 pub use error::{ProverError, Result};

@@ -4,7 +4,8 @@
 //! or on GPU code (CI asserts this with `cargo tree`). [`VerifyError`]
 //! separates malformed input (a file that is not what it claims) from a
 //! rejected proof (a well-formed proof of something false, or of another
-//! statement).
+//! statement). Reading and verifying never panic: nova-snark panics on some
+//! crafted proofs, and [`guard`] turns that into an error of the right kind.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 use std::time::{Duration, Instant};
@@ -52,8 +53,37 @@ impl Proof {
     }
 }
 
+/// Run `f`, turning a panic inside it into `Err(kind(message))`: a panic
+/// while decoding is [`VerifyError::Malformed`], one while verifying is
+/// [`VerifyError::Rejected`]. The panic hook still runs (a binary that wants
+/// no trace on stderr installs a silent one).
+pub fn guard<T>(
+    kind: fn(String) -> VerifyError,
+    f: impl FnOnce() -> Result<T, VerifyError>,
+) -> Result<T, VerifyError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        Err(kind(format!(
+            "the SNARK library panicked: {}",
+            panic_message(&*payload)
+        )))
+    })
+}
+
+/// The message a panic was raised with.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
 /// Parse a verifying key file's bytes.
 pub fn read_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
+    guard(VerifyError::Malformed, || decode_verifying_key(bytes))
+}
+
+fn decode_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
     let (h, p): (Header, VerifyingKeyPayload) = files::decode(bytes, FileKind::VerifyingKey)
         .map_err(|e| VerifyError::Malformed(e.to_string()))?;
     let spec = ModelSpec::from_toml_str(&p.spec_toml)
@@ -69,8 +99,8 @@ pub fn read_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
             p.rows
         )));
     }
-    let layout = Layout::new(&spec, p.rows as usize)
-        .map_err(|e| VerifyError::Malformed(e.to_string()))?;
+    let layout =
+        Layout::new(&spec, p.rows as usize).map_err(|e| VerifyError::Malformed(e.to_string()))?;
     // the key is the verifier's trusted input: keygen wrote the digest of
     // this same schedule (a wrong one only makes honest proofs fail)
     layout.set_schedule_digest(p.schedule_digest);
@@ -83,9 +113,11 @@ pub fn read_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
 
 /// Parse a proof file's bytes.
 pub fn read_proof(bytes: &[u8]) -> Result<Proof, VerifyError> {
-    let (header, payload): (Header, ProofPayload) =
-        files::decode(bytes, FileKind::Proof).map_err(|e| VerifyError::Malformed(e.to_string()))?;
-    Ok(Proof { header, payload })
+    guard(VerifyError::Malformed, || {
+        let (header, payload): (Header, ProofPayload) = files::decode(bytes, FileKind::Proof)
+            .map_err(|e| VerifyError::Malformed(e.to_string()))?;
+        Ok(Proof { header, payload })
+    })
 }
 
 /// Verify a proof against a key; if `expected` is given, the proof's statement
@@ -96,13 +128,15 @@ pub fn verify(
     expected: Option<&Statement>,
 ) -> Result<(Statement, Duration), VerifyError> {
     let t = Instant::now();
-    let st = zkstep_circuits::verify::verify_payload(
-        &vk.layout,
-        &vk.vk,
-        proof.header.spec_digest,
-        &proof.payload,
-        expected,
-    )
-    .map_err(|r| VerifyError::Rejected(r.0))?;
+    let st = guard(VerifyError::Rejected, || {
+        zkstep_circuits::verify::verify_payload(
+            &vk.layout,
+            &vk.vk,
+            proof.header.spec_digest,
+            &proof.payload,
+            expected,
+        )
+        .map_err(|r| VerifyError::Rejected(r.0))
+    })?;
     Ok((st, t.elapsed()))
 }

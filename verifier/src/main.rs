@@ -1,6 +1,9 @@
 //! `zkstep-verify`: the standalone verifier.
 //!
 //! Exit status: 0 accepted; 1 rejected; 2 malformed input or usage error.
+//! Never 101: a panic while reading the key or proof is malformed input, one
+//! while verifying is a rejection (both caught by `zkstep_verifier::guard`),
+//! and any other panic is reported as an error with status 2.
 
 use clap::Parser;
 use std::path::PathBuf;
@@ -9,7 +12,9 @@ use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::format::{read_batch, read_checkpoint};
 use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::ModelSpec;
-use zkstep_verifier::{read_proof, read_verifying_key, verify, Statement, VerifyError};
+use zkstep_verifier::{
+    panic_message, read_proof, read_verifying_key, verify, Statement, VerifyError,
+};
 
 /// Verify a zkstep proof of one training step.
 #[derive(Parser, Debug)]
@@ -61,7 +66,8 @@ fn say(s: &str) {
 
 fn main() -> ExitCode {
     let a = Args::parse();
-    // verification turns a panic inside the SNARK library into a rejection; do not print its trace
+    // panics inside the SNARK library are caught and reported as errors
+    // (see the header); keep their trace off stderr
     std::panic::set_hook(Box::new(|_| {}));
     // halo2curves 0.9.0 prints debug lines to stdout whenever it checks a G2
     // point (the verifying key's τ·H): silence fd 1 and write through a duplicate.
@@ -74,6 +80,19 @@ fn main() -> ExitCode {
             .map(std::fs::File::from),
     ));
     let _quiet = gag::Gag::stdout().ok();
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&a))).unwrap_or_else(|p| {
+        fail(
+            2,
+            format!(
+                "unexpected panic (please report it): {}",
+                panic_message(&*p)
+            ),
+        )
+    })
+}
+
+/// Read, check and verify; returns the exit status.
+fn run(a: &Args) -> ExitCode {
     let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
     let vk_bytes = match read(&a.vk) {
         Ok(b) => b,
@@ -158,6 +177,6 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(VerifyError::Malformed(m)) => fail(2, format!("{}: {m}", a.proof.display())),
-        Err(VerifyError::Rejected(m)) => fail(1, format!("REJECTED: {m}")),
+        Err(VerifyError::Rejected(m)) => fail(1, format!("REJECTED: {}: {m}", a.proof.display())),
     }
 }

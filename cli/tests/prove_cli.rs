@@ -1,13 +1,14 @@
 //! Proving through the `zkstep` binary: three consecutive steps of a run are
-//! proven by `prove-run`, each verifies, and c_after(t) = c_before(t+1);
-//! a second `prove-run` skips them; bad inputs to `prove` are clear errors.
+//! proven by `prove-run`, each verifies (with the verifier crate and the
+//! written verifying key), and c_after(t) = c_before(t+1); a second
+//! `prove-run` skips them; bad inputs to `prove` are clear errors.
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
 use std::process::Command;
-use zkstep_circuits::files::{self, FileKind, ProofPayload, Statement};
 use zkstep_core::poseidon::fr_from_hex;
 use zkstep_core::ModelSpec;
+use zkstep_verifier::{read_proof, read_verifying_key, verify, Statement};
 
 const SPEC: &str = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 3\nactivation = \"relu\"\n[[layers]]\ninputs = 3\noutputs = 1\n";
 
@@ -94,7 +95,7 @@ fn three_chained_steps_prove_and_verify() {
     let m: serde_json::Value =
         serde_json::from_slice(&std::fs::read(p("run/run.json")).unwrap()).unwrap();
     let spec = ModelSpec::from_toml_str(SPEC).unwrap();
-    let keys = zkstep_prover::ivc::read_proving_key(&d.path().join("keys/proving.key")).unwrap();
+    let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
     let steps = m["steps"].as_array().unwrap();
     for (t, e) in steps.iter().enumerate() {
         let h = |k: &str| fr_from_hex(e[k].as_str().unwrap()).unwrap();
@@ -105,25 +106,14 @@ fn three_chained_steps_prove_and_verify() {
             c_batch: h("c_batch"),
             step: t as u64,
         };
-        let bytes = std::fs::read(p(&format!("run/proof_{t}.zkstep"))).unwrap();
-        let (hd, proof): (_, ProofPayload) = files::decode(&bytes, FileKind::Proof).unwrap();
-        zkstep_circuits::verify::verify_payload(&keys.layout, &keys.vk, hd.spec_digest, &proof, Some(&want)).unwrap();
+        let proof = |t: usize| {
+            read_proof(&std::fs::read(p(&format!("run/proof_{t}.zkstep"))).unwrap()).unwrap()
+        };
+        verify(&vk, &proof(t), Some(&want)).unwrap();
         if t > 0 {
             assert_eq!(e["c_before"], steps[t - 1]["c_after"]);
-            // and step t's proof does not verify as step t−1's statement
-            let (_, prev): (_, ProofPayload) = files::decode(
-                &std::fs::read(p(&format!("run/proof_{}.zkstep", t - 1))).unwrap(),
-                FileKind::Proof,
-            )
-            .unwrap();
-            assert!(zkstep_circuits::verify::verify_payload(
-                &keys.layout,
-                &keys.vk,
-                hd.spec_digest,
-                &prev,
-                Some(&want)
-            )
-            .is_err());
+            // and step t−1's proof does not verify as step t's statement
+            assert!(verify(&vk, &proof(t - 1), Some(&want)).is_err());
         }
     }
     // `zkstep prove` with the given spec and files, writing bad.zkstep

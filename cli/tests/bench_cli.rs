@@ -1,6 +1,7 @@
 //! `zkstep bench` as CI runs it: the smoke run `--widths 8,16 --batch 4
 //! --json F` must report every field for every width, and every proof must
-//! have verified. Nothing here asserts a time. Also: re-rendering a saved
+//! have verified (at a fold budget of 2¹⁵, where both widths' folds are as
+//! small as Nova's own circuit allows). Nothing here asserts a time. Also: re-rendering a saved
 //! report into CSV, SVG and Markdown, and clear errors for bad report files
 //! and Markdown files without markers.
 #![allow(clippy::unwrap_used)]
@@ -69,6 +70,8 @@ fn smoke_run_reports_every_field_and_every_proof_verifies() {
         "8,16",
         "--batch",
         "4",
+        "--fold-budget",
+        "32768",
         "--json",
         json.to_str().unwrap(),
     ]);

@@ -80,12 +80,16 @@ fn spec() -> ModelSpec {
 }
 
 #[test]
-fn demo_runs_and_learns() {
-    let out = ok(&["demo", "--json", "--steps", "40"]);
+fn demo_runs_learns_and_proves() {
+    // the hidden --fold-budget makes the demo's fold, hence keygen and
+    // compression, as small as Nova allows
+    let out = ok(&["demo", "--json", "--steps", "40", "--fold-budget", "32768"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["chained"], true);
     assert_eq!(v["steps"].as_array().unwrap().len(), 40);
     assert!(v["loss_after"].as_f64().unwrap() < v["loss_before"].as_f64().unwrap());
+    assert_eq!(v["proof"]["step"], 39);
+    assert_eq!(v["proof"]["verified"], true);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! only after a step's checkpoint and batch are on disk, so a failure mid-run
 //! leaves the completed steps intact and no partial file behind.
 
-use crate::error::{ProverError, Result};
+use crate::error::{CliError, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use zkstep_core::commit::{commit_batch, commit_params};
@@ -64,24 +64,24 @@ pub struct RunManifest {
 impl RunManifest {
     /// Read and check a manifest.
     pub fn read(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| ProverError::io(path, e))?;
-        let m: RunManifest = serde_json::from_slice(&bytes).map_err(|e| {
-            ProverError::Invalid(format!("{}: not a valid run manifest: {e}", path.display()))
-        })?;
+        let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
+        let m: RunManifest =
+            serde_json::from_slice(&bytes).map_err(|source| CliError::ManifestJson {
+                path: path.to_path_buf(),
+                source,
+            })?;
         if m.format != RUN_FORMAT || m.version != 1 {
-            return Err(ProverError::Invalid(format!(
-                "{}: not a zkstep run manifest (format {:?}, version {})",
-                path.display(),
-                m.format,
-                m.version
-            )));
+            return Err(CliError::ManifestFormat {
+                path: path.to_path_buf(),
+                format: m.format,
+                version: m.version,
+            });
         }
         Ok(m)
     }
 
     fn write(&self, path: &Path) -> Result<()> {
-        let json = serde_json::to_vec_pretty(self)
-            .map_err(|e| ProverError::Invalid(format!("cannot encode the manifest: {e}")))?;
+        let json = serde_json::to_vec_pretty(self).map_err(CliError::encode("manifest"))?;
         write_atomic(path, &json)?;
         Ok(())
     }
@@ -119,14 +119,13 @@ pub fn train(
     mut on_step: impl FnMut(&StepEntry),
 ) -> Result<(Checkpoint, Vec<StepEntry>)> {
     if ds.x.cols != spec.input_width() || ds.y.cols != spec.output_width() {
-        return Err(ProverError::Invalid(format!(
-            "{}: the dataset has {} inputs and {} outputs per sample, the spec expects {} and {}",
-            opts.data_name,
-            ds.x.cols,
-            ds.y.cols,
-            spec.input_width(),
-            spec.output_width()
-        )));
+        return Err(CliError::DatasetShape {
+            data: opts.data_name.clone(),
+            inputs: ds.x.cols,
+            outputs: ds.y.cols,
+            want_inputs: spec.input_width(),
+            want_outputs: spec.output_width(),
+        });
     }
     start.validate(spec)?;
     let t0 = start.step;

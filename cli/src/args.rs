@@ -1,0 +1,312 @@
+//! The `zkstep` command line as clap parses it: one arguments struct per
+//! subcommand. Nothing here runs anything; [`crate::cmd::dispatch`] does.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use zkstep_msm::Backend;
+
+/// zkstep: zero-knowledge proofs of neural-network training steps.
+#[derive(Parser, Debug)]
+#[command(name = "zkstep", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create a random initial checkpoint (He-uniform for ReLU layers, Xavier for identity) for a spec.
+    Init(InitArgs),
+    /// Import a float (f32/f16/bf16/f64) safetensors checkpoint, e.g. a PyTorch state_dict, by quantisation.
+    Import(ImportArgs),
+    /// Train with the reference executor, writing every checkpoint, batch and a run.json manifest.
+    Train(TrainArgs),
+    /// Print the commitment of a checkpoint (Commit(θ)) or a batch (Commit(batch, salt)).
+    Commit(CommitArgs),
+    /// Show a safetensors file: metadata, tensors, shapes, value ranges (and its commitment with --spec).
+    Inspect(InspectArgs),
+    /// Make proving and verifying keys for a spec (writes proving.key and verifying.key).
+    Keygen(KeygenArgs),
+    /// Prove one training step: AFTER = Step(BEFORE, BATCH) under SPEC.
+    Prove(ProveArgs),
+    /// Prove every step of a run (run.json), skipping steps whose proof exists and verifies.
+    ProveRun(ProveRunArgs),
+    /// Print the built-in demo spec (a starting point for your own).
+    ExampleSpec,
+    /// Measure what proving one step costs per layer width (each width in its own process):
+    /// constraints, keygen/prove/verify time, proof size, peak memory, native step, MSM cost.
+    Bench(BenchArgs),
+    /// One width of `zkstep bench` (run by it in a child process; prints one JSON line).
+    #[command(hide = true)]
+    BenchPoint(BenchPointArgs),
+    /// Run the built-in demo: train a 2-16-16-1 MLP on two moons, then keygen (dev params),
+    /// prove the last step and verify the proof.
+    Demo(DemoArgs),
+}
+
+/// A checkpoint file to write, with the flags every writing command shares.
+#[derive(Args, Debug)]
+pub struct OutFile {
+    /// Checkpoint file to write (safetensors).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace `--out` if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `zkstep init`.
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// Model spec (TOML).
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// Seed of the random initialisation.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output file and flags.
+    #[command(flatten)]
+    pub out: OutFile,
+}
+
+/// `zkstep import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Model spec (TOML).
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// Float safetensors file: tensors `l1.w`, `l1.b`, … or PyTorch's `<prefix>.weight`, `<prefix>.bias`.
+    #[arg(long = "in")]
+    pub input: PathBuf,
+    /// Output file and flags.
+    #[command(flatten)]
+    pub out: OutFile,
+}
+
+/// `zkstep train`.
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// Model spec (TOML).
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// Starting checkpoint (from `zkstep init` or `zkstep import`).
+    #[arg(long)]
+    pub ckpt: PathBuf,
+    /// Dataset: safetensors with `X` [N, inputs] and `Y` [N, outputs], float (quantised) or i64 fixed point.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Number of steps.
+    #[arg(long)]
+    pub steps: u64,
+    /// Directory for ckpt_{t}.safetensors, batch_{t}.safetensors and run.json.
+    #[arg(long)]
+    pub out_dir: PathBuf,
+    /// Seed of the batch schedule (batch salts are always fresh random values).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Replace an existing run in `--out-dir`.
+    #[arg(long)]
+    pub force: bool,
+    /// Print a JSON summary instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `zkstep commit`.
+#[derive(Args, Debug)]
+pub struct CommitArgs {
+    /// A zkstep checkpoint or batch file.
+    pub file: PathBuf,
+    /// The spec the file was made for.
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// Print a JSON object instead of the bare hex.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `zkstep inspect`.
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    /// Any safetensors file.
+    pub file: PathBuf,
+    /// The spec, to also print the commitment.
+    #[arg(long)]
+    pub spec: Option<PathBuf>,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `zkstep keygen`.
+#[derive(Args, Debug)]
+pub struct KeygenArgs {
+    /// Model spec (TOML).
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// Directory for the keys.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Directory of `ppot_pruned_NN.ptau` files from a powers-of-tau ceremony. Without it the
+    /// keys use dev params: a fresh random tau, sound only for whoever ran keygen.
+    #[arg(long)]
+    pub ptau_dir: Option<PathBuf>,
+    /// Output units per fold (default: as many as fit --fold-budget).
+    #[arg(long)]
+    pub rows: Option<usize>,
+    /// Bound on one fold's constraints (prover memory is about 2.7 KB per constraint).
+    #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
+    pub fold_budget: usize,
+    /// Replace existing keys.
+    #[arg(long)]
+    pub force: bool,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `zkstep prove`.
+#[derive(Args, Debug)]
+pub struct ProveArgs {
+    /// Model spec (TOML).
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// Keys directory (from `zkstep keygen`).
+    #[arg(long)]
+    pub keys: PathBuf,
+    /// Checkpoint θ_t.
+    #[arg(long)]
+    pub before: PathBuf,
+    /// Checkpoint θ_{t+1}.
+    #[arg(long)]
+    pub after: PathBuf,
+    /// The batch of this step.
+    #[arg(long)]
+    pub batch: PathBuf,
+    /// Proof file to write.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace `--out` if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
+    #[arg(long, default_value = "auto")]
+    pub msm: Backend,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `zkstep prove-run`.
+#[derive(Args, Debug)]
+pub struct ProveRunArgs {
+    /// Run directory (from `zkstep train`).
+    #[arg(long)]
+    pub run: PathBuf,
+    /// Keys directory (from `zkstep keygen`).
+    #[arg(long)]
+    pub keys: PathBuf,
+    /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
+    #[arg(long, default_value = "auto")]
+    pub msm: Backend,
+    /// Print a JSON summary instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `zkstep bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Layer widths (every layer width → width).
+    #[arg(long, value_delimiter = ',', default_value = "16,32,64,128,256,512")]
+    pub widths: Vec<usize>,
+    /// Batch size.
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// Dense layers (ReLU between them, identity last).
+    #[arg(long, default_value_t = 1)]
+    pub layers: usize,
+    /// Bound on one fold's constraints.
+    #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
+    pub fold_budget: usize,
+    /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
+    #[arg(long, default_value = "auto")]
+    pub msm: Backend,
+    /// Skip widths whose estimated peak memory exceeds this (GiB; default: what is available now).
+    #[arg(long)]
+    pub mem_limit_gib: Option<f64>,
+    /// Write the full report (machine, configuration, every field of every width) as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per width.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write an SVG plot of prove time, verify time, peak memory and proof size against width.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Write the table into this Markdown file between its
+    /// `<!-- zkstep-bench:begin -->` and `<!-- zkstep-bench:end -->` markers.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// Replace existing --json/--csv/--plot files.
+    #[arg(long)]
+    pub force: bool,
+    /// Only synthesise each width's fold and estimate its memory; prove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Run nothing: re-render the table, CSV, plot and Markdown from a saved --json report.
+    #[arg(long, conflicts_with_all = ["json", "dry_run"])]
+    pub from_json: Option<PathBuf>,
+}
+
+/// `zkstep bench-point` (hidden).
+#[derive(Args, Debug)]
+pub struct BenchPointArgs {
+    /// Layer width.
+    #[arg(long)]
+    pub width: usize,
+    /// Batch size.
+    #[arg(long)]
+    pub batch: usize,
+    /// Layers.
+    #[arg(long)]
+    pub layers: usize,
+    /// Fold budget.
+    #[arg(long)]
+    pub fold_budget: usize,
+    /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
+    #[arg(long, default_value = "auto")]
+    pub msm: Backend,
+    /// Memory limit (GiB).
+    #[arg(long)]
+    pub mem_limit_gib: f64,
+    /// Estimate only.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `zkstep demo`.
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Number of training steps.
+    #[arg(long, default_value_t = 60)]
+    pub steps: u64,
+    /// Also write the run (checkpoints, batches, run.json, keys, proof) to this directory.
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
+    /// Only train; skip keygen, proving and verifying.
+    #[arg(long)]
+    pub no_prove: bool,
+    /// Print a JSON summary instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Bound on one fold's constraints (for tests: a smaller fold proves faster).
+    // 2^16 keeps the demo's compression near 4 GB of memory
+    #[arg(long, default_value_t = 1 << 16, hide = true)]
+    pub fold_budget: usize,
+}

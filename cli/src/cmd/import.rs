@@ -1,0 +1,33 @@
+//! `zkstep import`: a float checkpoint (e.g. a PyTorch state_dict) quantised
+//! into a zkstep checkpoint, with the rounding error reported.
+
+use crate::args::{ImportArgs, OutFile};
+use crate::error::Result;
+use crate::util::{print_json, refuse_existing};
+use serde_json::json;
+use zkstep_core::commit::commit_params;
+use zkstep_core::format;
+use zkstep_core::poseidon::fr_to_hex;
+use zkstep_core::ModelSpec;
+
+/// Run `zkstep import`.
+pub fn run(a: ImportArgs) -> Result<()> {
+    let OutFile { out, force, json } = a.out;
+    let s = ModelSpec::from_file(&a.spec)?;
+    refuse_existing(&out, force)?;
+    let (ck, rep) = format::import_checkpoint(&a.input, &s)?;
+    format::write_checkpoint(&out, &s, &ck)?;
+    let c = fr_to_hex(&commit_params(&s, &ck));
+    if json {
+        print_json(&json!({"file": out, "quantisation": rep, "commitment": c}));
+    } else {
+        crate::outln!(
+            "quantised {} values at scale 10^9: max |error| {:.3e}, mean |error| {:.3e}\nwrote {}\ncommitment {c}",
+            rep.count,
+            rep.max_abs_err,
+            rep.mean_abs_err,
+            out.display()
+        );
+    }
+    Ok(())
+}

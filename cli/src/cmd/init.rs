@@ -1,0 +1,32 @@
+//! `zkstep init`: a random initial checkpoint for a spec.
+
+use crate::args::{InitArgs, OutFile};
+use crate::error::Result;
+use crate::util::{print_json, refuse_existing};
+use serde_json::json;
+use zkstep_core::commit::commit_params;
+use zkstep_core::format;
+use zkstep_core::poseidon::fr_to_hex;
+use zkstep_core::{Checkpoint, ModelSpec};
+
+/// Run `zkstep init`.
+pub fn run(a: InitArgs) -> Result<()> {
+    let OutFile { out, force, json } = a.out;
+    let s = ModelSpec::from_file(&a.spec)?;
+    refuse_existing(&out, force)?;
+    let ck = Checkpoint::init(&s, a.seed);
+    format::write_checkpoint(&out, &s, &ck)?;
+    let c = fr_to_hex(&commit_params(&s, &ck));
+    if json {
+        print_json(
+            &json!({"file": out, "params": s.num_params(), "commitment": c, "spec_digest": fr_to_hex(&s.digest())}),
+        );
+    } else {
+        crate::outln!(
+            "wrote {} ({} parameters)\ncommitment {c}",
+            out.display(),
+            s.num_params()
+        );
+    }
+    Ok(())
+}

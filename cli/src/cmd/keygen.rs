@@ -1,0 +1,60 @@
+//! `zkstep keygen`: proving and verifying keys for a spec (dev params, or
+//! ceremony params from `--ptau-dir`).
+
+use crate::args::KeygenArgs;
+use crate::error::{CliError, Result};
+use crate::util::{print_json, refuse_existing};
+use serde_json::json;
+use std::time::Instant;
+use zkstep_core::ModelSpec;
+use zkstep_prover::ivc::{keygen, write_keys, Setup, PROVING_KEY_FILE, VERIFYING_KEY_FILE};
+
+/// Run `zkstep keygen`.
+pub fn run(a: KeygenArgs) -> Result<()> {
+    let (out, json) = (a.out.as_path(), a.json);
+    let s = ModelSpec::from_file(&a.spec)?;
+    // fail on an unusable output directory before spending minutes on keygen
+    std::fs::create_dir_all(out).map_err(|e| CliError::io(out, e))?;
+    refuse_existing(&out.join(PROVING_KEY_FILE), a.force)?;
+    refuse_existing(&out.join(VERIFYING_KEY_FILE), a.force)?;
+    let ptau = a.ptau_dir.as_deref();
+    if let Some(d) = ptau {
+        if !d.is_dir() {
+            return Err(CliError::NotPtauDir(d.to_path_buf()));
+        }
+    }
+    if !json {
+        eprintln!(
+            "making keys ({}) …",
+            if ptau.is_some() {
+                "ceremony params"
+            } else {
+                "dev params"
+            }
+        );
+    }
+    let t = Instant::now();
+    let keys = keygen(
+        &s,
+        a.rows,
+        a.fold_budget,
+        ptau.map_or(Setup::Dev, Setup::Ceremony),
+    )?;
+    let secs = t.elapsed().as_secs_f64();
+    write_keys(out, &keys)?;
+    let (c1, c2) = keys.pp.num_constraints();
+    if json {
+        print_json(
+            &json!({"keys": out, "params": format!("{:?}", keys.params).to_lowercase(), "rows_per_fold": keys.layout.rows, "folds": keys.layout.num_folds(), "constraints_per_fold": c1, "secondary_constraints": c2, "seconds": secs}),
+        );
+    } else {
+        crate::outln!(
+            "wrote {} and {} in {secs:.1} s",
+            out.join(PROVING_KEY_FILE).display(),
+            out.join(VERIFYING_KEY_FILE).display()
+        );
+        crate::outln!("params: {}", keys.params.describe());
+        crate::outln!("{} folds per step, {} output units per fold, {c1} constraints per fold (+{c2} secondary)", keys.layout.num_folds(), keys.layout.rows);
+    }
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! Helpers every subcommand may use: refusing to overwrite, JSON output,
+//! progress bars, the MSM backend flag and file commitments.
+
+use crate::error::{CliError, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::Path;
+use zkstep_core::commit::{commit_batch, commit_params};
+use zkstep_core::format::{self, StFile, BATCH_FORMAT};
+use zkstep_core::ModelSpec;
+use zkstep_prover::ivc::ProveEvent;
+
+/// Refuse to overwrite `path` unless `force`.
+pub fn refuse_existing(path: &Path, force: bool) -> Result<()> {
+    if path.exists() && !force {
+        return Err(CliError::Exists(path.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// Print a JSON value, pretty.
+pub fn print_json(v: &serde_json::Value) {
+    crate::outln!(
+        "{}",
+        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    );
+}
+
+/// Choose the MSM backend for this process; `gpu` without one is an error.
+pub fn set_msm(backend: zkstep_msm::Backend) -> Result<()> {
+    zkstep_msm::set_backend(backend).map_err(|source| CliError::Msm {
+        backend: backend.name(),
+        source,
+    })
+}
+
+/// A bar with `template`, or a hidden one.
+fn bar(len: u64, template: &str, hidden: bool) -> ProgressBar {
+    if hidden {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        pb.set_style(style);
+    }
+    pb
+}
+
+/// A progress bar over `n` training steps (hidden when `hidden`).
+pub fn step_bar(n: u64, hidden: bool) -> ProgressBar {
+    bar(
+        n,
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} steps ({eta})",
+        hidden,
+    )
+}
+
+/// A progress bar over one proof's folds, drawn from the prover's
+/// [`ProveEvent`]s (the prover library draws nothing itself).
+pub struct FoldBar {
+    pb: ProgressBar,
+    show: bool,
+}
+
+impl FoldBar {
+    /// A bar that appears when folding starts (never, unless `show`).
+    pub fn new(show: bool) -> Self {
+        FoldBar {
+            pb: ProgressBar::hidden(),
+            show,
+        }
+    }
+
+    /// Follow one event of `zkstep_prover::ivc::prove`.
+    pub fn on(&mut self, event: ProveEvent) {
+        match event {
+            ProveEvent::Folding { total } => {
+                self.pb = bar(
+                    total as u64,
+                    "{spinner} folding [{elapsed_precise}] {bar:30} {pos}/{len} folds ({eta}) {msg}",
+                    !self.show,
+                );
+            }
+            ProveEvent::Folded { index, desc, .. } => {
+                self.pb.set_message(if desc.is_input {
+                    "inputs".to_string()
+                } else {
+                    format!(
+                        "layer {} rows {}..{}",
+                        desc.layer,
+                        desc.j0,
+                        desc.j0 + desc.rows_active
+                    )
+                });
+                self.pb.set_position(index as u64 + 1);
+            }
+            ProveEvent::Compressing => self.pb.finish_and_clear(),
+        }
+    }
+}
+
+/// The commitment of a checkpoint or batch file, by its `format` metadata.
+pub fn commitment_of(file: &Path, s: &ModelSpec) -> Result<(&'static str, zkstep_core::Fr)> {
+    let bytes = format::read_file(file)?;
+    let f = StFile::parse(file, &bytes)?;
+    match f.meta("format") {
+        Some(BATCH_FORMAT) => {
+            let (b, _) = format::parse_batch(file, &bytes, s)?;
+            Ok(("batch", commit_batch(s, &b)))
+        }
+        _ => {
+            let ck = format::parse_checkpoint(file, &bytes, s)?;
+            Ok(("checkpoint", commit_params(s, &ck)))
+        }
+    }
+}
