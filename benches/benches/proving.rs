@@ -19,11 +19,11 @@ use nova_snark::frontend::util_cs::witness_cs::WitnessCS;
 use nova_snark::frontend::ConstraintSystem;
 use std::hint::black_box;
 use zkstep_circuits::engine::{CompressedSnark, RecursiveSnark, E1};
+use zkstep_cli::bench::measure::{bench_batch, bench_spec};
 use zkstep_core::{step, Fr};
 use zkstep_gadgets::expr::{alloc, var};
 use zkstep_gadgets::fixed::{relu, rescale};
 use zkstep_gadgets::range::{range_bits, BitDecomposition};
-use zkstep_cli::bench::measure::{bench_batch, bench_spec};
 use zkstep_prover::ivc::{fold_inputs, keygen, proof_bytes, prove, verifying_key_bytes, Setup};
 
 const ELEMENTS: usize = 1024;
@@ -53,7 +53,14 @@ fn synth<CS: ConstraintSystem<Fr>>(cs: &mut CS, which: &str) {
                 .unwrap();
             }
             "relu" => {
-                relu(ns.namespace(|| "relu"), &mut BitDecomposition, &var(&za), Some(true), 64).unwrap();
+                relu(
+                    ns.namespace(|| "relu"),
+                    &mut BitDecomposition,
+                    &var(&za),
+                    Some(true),
+                    64,
+                )
+                .unwrap();
             }
             _ => range_bits(ns.namespace(|| "range"), &var(&za), 64).unwrap(),
         }

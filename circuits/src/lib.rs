@@ -25,7 +25,7 @@ pub mod update;
 pub mod verify;
 pub mod witness;
 
-pub use fold::TileCircuit;
 pub use error::CircuitError;
+pub use fold::TileCircuit;
 pub use layout::{Layout, TileDesc};
 pub use sizing::DEFAULT_FOLD_BUDGET;

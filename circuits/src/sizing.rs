@@ -38,9 +38,7 @@ pub struct ShapeStats {
 pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
     let lay = Arc::new(layout.clone());
     let mut cs = ShapeCS::<crate::engine::E1>::new();
-    let synth = |e: nova_snark::frontend::SynthesisError| {
-        CircuitError::Synthesis(e.to_string())
-    };
+    let synth = |e: nova_snark::frontend::SynthesisError| CircuitError::Synthesis(e.to_string());
     let z: Vec<AllocatedNum<Fr>> = (0..lay.arity())
         .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::ZERO)))
         .collect::<Result<_, _>>()

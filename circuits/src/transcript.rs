@@ -66,4 +66,3 @@ pub fn challenge2_from_transcript(t2_final: Fr) -> Fr {
     input[1] = Fr::from(1u64);
     h24(&input)
 }
-

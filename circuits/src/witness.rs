@@ -12,9 +12,9 @@
 use crate::error::CircuitError;
 use crate::fold::cells::Cell;
 use crate::fold::consume::LinkWitness;
+use crate::fold::record::fold_transcript;
 use crate::fold::rows::RowWitness;
 use crate::layout::{Layout, TileDesc};
-use crate::fold::record::fold_transcript;
 use crate::transcript::{
     challenge2_from_transcript, challenge_from_transcript, transcript2_init, transcript_init,
     Challenges,
@@ -47,7 +47,10 @@ pub struct TileWitness {
 impl TileWitness {
     /// The ρ-independent values the transcript absorbs, in the circuit's order.
     pub fn transcript_values(&self) -> Vec<i64> {
-        fold_transcript(&self.cells, self.rows.iter().flat_map(|r| r.update.transcript()))
+        fold_transcript(
+            &self.cells,
+            self.rows.iter().flat_map(|r| r.update.transcript()),
+        )
     }
 }
 
@@ -108,13 +111,17 @@ fn fill_row(
         (UpdateTrace::Sgd(t), RowUpdate::Sgd(r)) => r.fill(t, j, n_in),
         (UpdateTrace::Momentum(t), RowUpdate::Momentum(r)) => {
             let missing = || CircuitError::NoVelocity(l + 1);
-            let (vw, vw2) = (lp.vw.as_ref().ok_or_else(missing)?, np.vw.as_ref().ok_or_else(missing)?);
-            let (vb, vb2) = (lp.vb.as_ref().ok_or_else(missing)?, np.vb.as_ref().ok_or_else(missing)?);
+            let (vw, vw2) = (
+                lp.vw.as_ref().ok_or_else(missing)?,
+                np.vw.as_ref().ok_or_else(missing)?,
+            );
+            let (vb, vb2) = (
+                lp.vb.as_ref().ok_or_else(missing)?,
+                np.vb.as_ref().ok_or_else(missing)?,
+            );
             r.fill(t, j, (vw.row(j), vw2.row(j)), (vb[j], vb2[j]));
         }
-        _ => {
-            return Err(CircuitError::OptimizerMismatch(l + 1))
-        }
+        _ => return Err(CircuitError::OptimizerMismatch(l + 1)),
     }
     Ok(())
 }
@@ -224,7 +231,9 @@ fn fill_claims(
         (0..n)
             .map(|k| {
                 if k < m.cols {
-                    (0..bsz).map(|i| bw[i] * fr_from_i128(m.at(i, k) as i128)).sum()
+                    (0..bsz)
+                        .map(|i| bw[i] * fr_from_i128(m.at(i, k) as i128))
+                        .sum()
                 } else {
                     Fr::from(0u64)
                 }
@@ -233,7 +242,11 @@ fn fill_claims(
     };
     let a_rho = |m: &Matrix| -> Vec<Fr> {
         (0..bsz)
-            .map(|i| (0..m.cols).map(|k| pw[k] * fr_from_i128(m.at(i, k) as i128)).sum())
+            .map(|i| {
+                (0..m.cols)
+                    .map(|k| pw[k] * fr_from_i128(m.at(i, k) as i128))
+                    .sum()
+            })
             .collect()
     };
     for tw in out.iter_mut() {
@@ -250,7 +263,10 @@ fn fill_claims(
     // γ comes after every consumed τA vector (and, through T2₀, after ρ)
     let mut t2 = transcript2_init(layout.spec_digest, rho);
     for tw in out.iter() {
-        t2 = chain_absorb(t2, &[chain_absorb(layout.ta_init(), &tw.links.ta_in), tw.salt]);
+        t2 = chain_absorb(
+            t2,
+            &[chain_absorb(layout.ta_init(), &tw.links.ta_in), tw.salt],
+        );
     }
     let gamma = challenge2_from_transcript(t2);
     Challenges { rho, gamma }

@@ -71,7 +71,9 @@ fn flipped_relu_selector_is_rejected_for_positive_and_zero_preactivations() {
     let c = two();
     let f = fold_of(&c, 1);
     let cidx = c.witnesses[f].cells.iter().position(|c| c.z > 0).unwrap();
-    rejects(&c, f, "relu/sign", |w| w.cells[cidx].s = 1 - w.cells[cidx].s);
+    rejects(&c, f, "relu/sign", |w| {
+        w.cells[cidx].s = 1 - w.cells[cidx].s
+    });
     // a zero pre-activation: force Z = 0 with its selector 0, then flip
     let mut zc = c.witnesses.clone();
     zc[f].cells[cidx].z = 0;
@@ -95,7 +97,8 @@ fn remainder_of_scale_with_quotient_one_lower_is_rejected() {
             .find_map(|(f, w)| pick(w).map(|i| (f, i)))
     };
     let (f, i) = find(&|w| {
-        (0..w.cells.len()).find(|&i| i % c.layout.rows < w.desc.rows_active && w.cells[i].z_r + s < 1 << 30)
+        (0..w.cells.len())
+            .find(|&i| i % c.layout.rows < w.desc.rows_active && w.cells[i].z_r + s < 1 << 30)
     })
     .expect("a small Z remainder");
     rejects(&c, f, "z_r/r_lt_d", |w| {
@@ -163,8 +166,12 @@ fn wrong_incoming_gradient_is_rejected_when_its_layer_settles() {
 fn wrong_claims_are_rejected() {
     let c = two();
     let f = fold_of(&c, 1);
-    rejects(&c, f, "", |w| w.links.ta_in[0] += zkstep_core::Fr::from(1u64));
-    rejects(&c, f, "", |w| w.links.ar_in[1] += zkstep_core::Fr::from(1u64));
+    rejects(&c, f, "", |w| {
+        w.links.ta_in[0] += zkstep_core::Fr::from(1u64)
+    });
+    rejects(&c, f, "", |w| {
+        w.links.ar_in[1] += zkstep_core::Fr::from(1u64)
+    });
 }
 
 /// Mutate every fold of `layer` alike (a consistent lie across the layer).

@@ -18,6 +18,7 @@ pub mod error;
 pub mod exec;
 pub mod fixed;
 pub mod format;
+pub mod input;
 pub mod model;
 pub mod optim;
 pub mod poseidon;

@@ -378,7 +378,7 @@ impl ModelSpec {
 
     /// Read and validate a spec file.
     pub fn from_file(path: &std::path::Path) -> Result<Self> {
-        let bytes = crate::format::read_input(path, crate::format::Input::Spec)?;
+        let bytes = crate::input::read_input(path, crate::input::Input::Spec)?;
         let text = String::from_utf8(bytes).map_err(|_| CoreError::File {
             path: path.to_path_buf(),
             msg: "is not UTF-8 text (a spec is a TOML file)".into(),

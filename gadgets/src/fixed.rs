@@ -27,7 +27,10 @@ pub fn alloc_stored<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     val: Option<i64>,
     bits: u32,
 ) -> Result<AllocatedNum<Fr>> {
-    let a = alloc(cs.namespace(|| "val"), val.map(|v| zkstep_core::poseidon::fr_from_i128(v as i128)))?;
+    let a = alloc(
+        cs.namespace(|| "val"),
+        val.map(|v| zkstep_core::poseidon::fr_from_i128(v as i128)),
+    )?;
     rc.signed(cs.namespace(|| "range"), &var(&a), bits)?;
     Ok(a)
 }
@@ -40,7 +43,10 @@ pub fn alloc_remainder<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     val: Option<i64>,
     d: u128,
 ) -> Result<AllocatedNum<Fr>> {
-    let a = alloc(cs.namespace(|| "val"), val.map(|v| zkstep_core::poseidon::fr_from_i128(v as i128)))?;
+    let a = alloc(
+        cs.namespace(|| "val"),
+        val.map(|v| zkstep_core::poseidon::fr_from_i128(v as i128)),
+    )?;
     rc.below(&mut cs, &var(&a), d)?;
     Ok(a)
 }

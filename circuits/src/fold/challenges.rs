@@ -30,11 +30,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
 ) -> Result<Powers, SynthesisError> {
     let slots = &ctx.lay.slots;
     let upto = ctx.lay.max_pow();
-    let rho = powers_of(
-        cs.namespace(|| "rho"),
-        &ctx.z(slots.statement.rho),
-        upto,
-    )?;
+    let rho = powers_of(cs.namespace(|| "rho"), &ctx.z(slots.statement.rho), upto)?;
     let gamma = powers_of(
         cs.namespace(|| "gamma"),
         &ctx.z(slots.transcript.gamma),

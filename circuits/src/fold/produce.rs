@@ -75,14 +75,14 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         )?));
         left = add(
             &left,
-            &var(&mul(cs.namespace(|| format!("lb{i}")), &pw.sample[i], &lrow)?),
+            &var(&mul(
+                cs.namespace(|| format!("lb{i}")),
+                &pw.sample[i],
+                &lrow,
+            )?),
         );
     }
-    let part_l = var(&mul(
-        cs.namespace(|| "left_off"),
-        &var(&pw.rho_off),
-        &left,
-    )?);
+    let part_l = var(&mul(cs.namespace(|| "left_off"), &var(&pw.rho_off), &left)?);
     let (d_x, d_y) = batch_digests(&mut cs, ctx, rm, &desc.flags, cells)?;
     Ok(Produced {
         ta_rec,
@@ -147,8 +147,16 @@ fn batch_digests<CS: ConstraintSystem<Fr>>(
         let col = |f: &dyn Fn(usize) -> Expr| (0..ctx.batch).map(f).collect::<Vec<Expr>>();
         let col_x = col(&|i| var(&cells.cells[ctx.cell(i, t)].z));
         let col_y = col(&|i| var(&cells.cells[ctx.cell(i, t)].y));
-        let ax = mul(cs.namespace(|| format!("ax{t}")), &var(&rm[t]), &flags.is_input)?;
-        let ay = mul(cs.namespace(|| format!("ay{t}")), &var(&rm[t]), &flags.is_top)?;
+        let ax = mul(
+            cs.namespace(|| format!("ax{t}")),
+            &var(&rm[t]),
+            &flags.is_input,
+        )?;
+        let ay = mul(
+            cs.namespace(|| format!("ay{t}")),
+            &var(&rm[t]),
+            &flags.is_top,
+        )?;
         dx = var(&chain_absorb_if(
             cs.namespace(|| format!("dx{t}")),
             &var(&ax),

@@ -10,7 +10,10 @@ use super::cells::Cell;
 /// (cells in the fold's order), then each weight's own values as its update
 /// rule lists them (rows in order, weights in order). Used by the witness
 /// builder with `V = i64` and by the circuit with allocated variables.
-pub fn fold_transcript<V: Clone>(cells: &[Cell<V>], weights: impl IntoIterator<Item = V>) -> Vec<V> {
+pub fn fold_transcript<V: Clone>(
+    cells: &[Cell<V>],
+    weights: impl IntoIterator<Item = V>,
+) -> Vec<V> {
     let mut v = Vec::with_capacity(4 * cells.len());
     v.extend(cells.iter().map(|c| c.z.clone()));
     v.extend(cells.iter().map(|c| c.z_r.clone()));

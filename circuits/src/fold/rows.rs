@@ -82,7 +82,17 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadge
             Some(r) => Some(G::row(&r.update).ok_or(SynthesisError::AssignmentMissing)?),
             None => None,
         };
-        row(cs.namespace(|| format!("row{t}")), rc, ctx, g, inp, t, rw, upd, &mut out)?;
+        row(
+            cs.namespace(|| format!("row{t}")),
+            rc,
+            ctx,
+            g,
+            inp,
+            t,
+            rw,
+            upd,
+            &mut out,
+        )?;
     }
     Ok(out)
 }
@@ -176,10 +186,19 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     for k in 0..ctx.n {
         let mut ck = cs.namespace(|| format!("k{k}"));
         let wa = alloc_stored(ck.namespace(|| "w"), rc, rw.map(|r| r.w[k]), ctx.bits)?;
-        let wn = alloc_stored(ck.namespace(|| "w_new"), rc, rw.map(|r| r.w_new[k]), ctx.bits)?;
+        let wn = alloc_stored(
+            ck.namespace(|| "w_new"),
+            rc,
+            rw.map(|r| r.w_new[k]),
+            ctx.bits,
+        )?;
         let u = g.weight(&mut ck, rc, ctx, &var(&wa), &var(&wn), upd, k)?;
         let f2 = mul(ck.namespace(|| "f2"), &inp.pw.rho[k], &u.grad_term)?;
-        let f1 = mul(ck.namespace(|| "f1"), &var(&inp.consumed.ta_in[k]), &var(&wa))?;
+        let f1 = mul(
+            ck.namespace(|| "f1"),
+            &var(&inp.consumed.ta_in[k]),
+            &var(&wa),
+        )?;
         let wrho = mul(ck.namespace(|| "wrho"), &inp.pw.rho[k], &var(&wa))?;
         s.f2 = add(&s.f2, &var(&f2));
         s.f1r = add(&s.f1r, &var(&f1));
@@ -228,10 +247,19 @@ fn identities<CS: ConstraintSystem<Fr>, G: UpdateGadget>(
             (-s, b),
         ]);
         let sample = &inp.pw.sample[i];
-        f1l = add(&f1l, &var(&mul(cs.namespace(|| format!("f1l{i}")), sample, &ez)?));
+        f1l = add(
+            &f1l,
+            &var(&mul(cs.namespace(|| format!("f1l{i}")), sample, &ez)?),
+        );
         let ar = var(&inp.consumed.ar_in[i]);
-        f2r = add(&f2r, &var(&mul(cs.namespace(|| format!("f2r{i}")), &var(dz), &ar)?));
-        dzt = add(&dzt, &var(&mul(cs.namespace(|| format!("dzt{i}")), sample, &var(dz))?));
+        f2r = add(
+            &f2r,
+            &var(&mul(cs.namespace(|| format!("f2r{i}")), &var(dz), &ar)?),
+        );
+        dzt = add(
+            &dzt,
+            &var(&mul(cs.namespace(|| format!("dzt{i}")), sample, &var(dz))?),
+        );
     }
     // F1 forward: Σ_i ρ^{i·n}(S·Z + r − off − S·b) = Σ_k τA[k]·W[k]
     enforce_eq_if(cs.namespace(|| "forward"), active, &f1l, &sums.f1r);

@@ -13,8 +13,8 @@ use super::consume::Consumed;
 use super::ctx::{Ctx, Var};
 use super::desc::Desc;
 use super::produce::Produced;
-use super::rows::RowsOut;
 use super::record::fold_transcript;
+use super::rows::RowsOut;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_core::commit::DOMAIN_BATCH;
 use zkstep_gadgets::expr::{
@@ -62,7 +62,11 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     let cells: Vec<_> = p.cells.cells.iter().map(|c| c.map(var)).collect();
     let mut t_rec = pack::<CS>(&fold_transcript(&cells, p.rows.transcript.iter().cloned()));
     t_rec.push(salt.clone());
-    let t = chain_absorb(cs.namespace(|| "transcript"), &ctx.z(sl.transcript.t), &t_rec)?;
+    let t = chain_absorb(
+        cs.namespace(|| "transcript"),
+        &ctx.z(sl.transcript.t),
+        &t_rec,
+    )?;
     // the last fold opens c_batch
     let mut cb_in = vec![
         cst::<CS>(Fr::from(DOMAIN_BATCH)),
@@ -104,7 +108,11 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     // private values (digests of X and Y, τA/Aρ claims, accumulators)
     let not_final = sub(&ctx.one::<CS>(), &flags.is_final);
     for i in ctx.lay.private_slots() {
-        out[i] = mul(cs.namespace(|| format!("clear{i}")), &not_final, &var(&out[i]))?;
+        out[i] = mul(
+            cs.namespace(|| format!("clear{i}")),
+            &not_final,
+            &var(&out[i]),
+        )?;
     }
     Ok(out)
 }
@@ -170,7 +178,11 @@ fn claims<CS: ConstraintSystem<Fr>>(
         &add(&var(&acc_keep), &p.rows.part_r),
     )?;
     // a layer's last tile settles the claims the layer above made about its output
-    let settle = mul(cs.namespace(|| "settle"), &flags.last, &sub(&one, &flags.is_top))?;
+    let settle = mul(
+        cs.namespace(|| "settle"),
+        &flags.last,
+        &sub(&one, &flags.is_top),
+    )?;
     enforce_eq_if(
         cs.namespace(|| "ta_settled"),
         &var(&settle),

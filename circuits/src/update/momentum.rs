@@ -71,13 +71,7 @@ impl MomentumRow {
 
     /// Fill row j's values from the layer's trace and velocities
     /// (`vw`, `vw_new`: row j of vW before and after; `vb`: vb[j] before and after).
-    pub fn fill(
-        &mut self,
-        t: &MomentumTrace,
-        j: usize,
-        vw: (&[i64], &[i64]),
-        vb: (i64, i64),
-    ) {
+    pub fn fill(&mut self, t: &MomentumTrace, j: usize, vw: (&[i64], &[i64]), vb: (i64, i64)) {
         let n_in = vw.0.len();
         for k in 0..n_in {
             let src = j * n_in + k;
@@ -138,7 +132,11 @@ impl Momentum {
             &var(&mv_q),
             w.map(|w| fr_from_i128(w.mv_r as i128)),
         )?;
-        enforce_eq(cs.namespace(|| names[4]), &var(&v_new), &add(&var(&mv_q), g));
+        enforce_eq(
+            cs.namespace(|| names[4]),
+            &var(&v_new),
+            &add(&var(&mv_q), g),
+        );
         let r = rescale_with_q(
             cs.namespace(|| names[5]),
             rc,

@@ -85,7 +85,12 @@ impl UpdateGadget for Sgd {
         k: usize,
     ) -> Result<WeightOut, SynthesisError> {
         let sq = SCALE_SQ as u128;
-        let r = alloc_remainder(cs.namespace(|| "upd_r"), rc, row.map(|r| r.weights[k].r), sq)?;
+        let r = alloc_remainder(
+            cs.namespace(|| "upd_r"),
+            rc,
+            row.map(|r| r.weights[k].r),
+            sq,
+        )?;
         // the update's quotient W − W′: a difference of two range-checked values
         let q = sub(w, w_new);
         let grad_term = sub(

@@ -57,7 +57,8 @@ pub fn case(toml: &str, rows: Option<usize>, seed: u64) -> Case {
 pub fn case_from(spec: ModelSpec, before: Checkpoint, batch: Batch, rows: Option<usize>) -> Case {
     let trace = step(&spec, &before, &batch).unwrap();
     let layout = Arc::new(
-        zkstep_circuits::sizing::layout_for(&spec, rows, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
+        zkstep_circuits::sizing::layout_for(&spec, rows, zkstep_circuits::DEFAULT_FOLD_BUDGET)
+            .unwrap(),
     );
     let (witnesses, challenges) = build_witnesses(&layout, &trace, &before, &batch).unwrap();
     let z0 = layout.initial_state(
