@@ -598,3 +598,35 @@ fn clap_usage_errors_exit_2() {
     let o = zkstep(&["init", "--help"]);
     assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("--seed"));
 }
+
+/// `inspect` on a file that is not zkstep's shows I64 values as stored (UCI
+/// digit labels 0–9 are 0 and 9, not 0.000000), and zkstep's fixed-point
+/// files as reals.
+#[test]
+fn inspect_shows_stored_values_as_stored() {
+    use safetensors::tensor::{Dtype, TensorView};
+    let f = Fx::new();
+    let labels: Vec<u8> = (0i64..10).flat_map(|v| v.to_le_bytes()).collect();
+    let bytes = safetensors::serialize(
+        vec![(
+            "labels",
+            TensorView::new(Dtype::I64, vec![10], &labels).unwrap(),
+        )],
+        None,
+    )
+    .unwrap();
+    std::fs::write(f.p("labels.safetensors"), bytes).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", &f.s("labels.safetensors"), "--json"])).unwrap();
+    assert_eq!(v["tensors"][0]["min"], 0);
+    assert_eq!(v["tensors"][0]["max"], 9);
+    let text = ok(&["inspect", &f.s("labels.safetensors")]);
+    assert!(
+        text.contains("values shown as stored") && text.contains(" 9"),
+        "{text}"
+    );
+    // a zkstep checkpoint: reals at scale 10⁹
+    f.init("c0.safetensors");
+    let text = ok(&["inspect", &f.s("c0.safetensors")]);
+    assert!(text.contains("shown as reals"), "{text}");
+}

@@ -15,6 +15,10 @@ pub fn run(a: InspectArgs) -> Result<()> {
     let file = a.file.as_path();
     let bytes = format::read_file(file)?;
     let f = StFile::parse(file, &bytes)?;
+    // I64 values are fixed point at scale 10⁹ only where the file says so
+    // (zkstep's files and fixed-point datasets carry `scale`); anything else
+    // is shown exactly as stored
+    let fixed_point = f.meta("scale") == Some(&zkstep_core::SCALE.to_string());
     let mut tensors = vec![];
     for name in f.names() {
         let (dtype, shape) = f.info(&name)?;
@@ -24,12 +28,16 @@ pub fn run(a: InspectArgs) -> Result<()> {
                 v.iter().min().copied().unwrap_or(0),
                 v.iter().max().copied().unwrap_or(0),
             );
-            (to_real(lo), to_real(hi))
+            if fixed_point {
+                (json!(to_real(lo)), json!(to_real(hi)))
+            } else {
+                (json!(lo), json!(hi))
+            }
         } else {
             let (_, v) = f.float_tensor(&name)?;
             (
-                v.iter().copied().fold(f64::INFINITY, f64::min),
-                v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                json!(v.iter().copied().fold(f64::INFINITY, f64::min)),
+                json!(v.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
             )
         };
         tensors.push(json!({"name": name, "dtype": format!("{dtype:?}"), "shape": shape, "min": min, "max": max}));
@@ -59,29 +67,44 @@ pub fn run(a: InspectArgs) -> Result<()> {
         file.display(),
         bytes.len()
     );
-    match f.meta("format") {
-        Some(CHECKPOINT_FORMAT) | Some(BATCH_FORMAT) => {}
-        _ => {
-            crate::outln!(
-                "  not a zkstep checkpoint/batch (no zkstep metadata): values shown as stored"
-            )
-        }
+    if !matches!(
+        f.meta("format"),
+        Some(CHECKPOINT_FORMAT) | Some(BATCH_FORMAT)
+    ) {
+        crate::outln!("  not a zkstep checkpoint/batch (no zkstep metadata)");
     }
+    crate::outln!(
+        "  {}",
+        if fixed_point {
+            "I64 values shown as reals (fixed point at scale 10^9, as the file's `scale` says)"
+        } else {
+            "values shown as stored"
+        }
+    );
     for (k, v) in &meta {
         crate::outln!("  meta {k} = {v}");
     }
     for t in &tensors {
         crate::outln!(
-            "  {:<8} {:<4} {:<14} min {:>14.6}  max {:>14.6}",
+            "  {:<8} {:<4} {:<14} min {:>14}  max {:>14}",
             t["name"].as_str().unwrap_or(""),
             t["dtype"].as_str().unwrap_or(""),
             t["shape"].to_string(),
-            t["min"].as_f64().unwrap_or(0.0),
-            t["max"].as_f64().unwrap_or(0.0)
+            show(&t["min"]),
+            show(&t["max"])
         );
     }
     if let Some(c) = commitment {
         crate::outln!("  commitment {c}");
     }
     Ok(())
+}
+
+/// A value for the table: integers as stored, reals with six decimals.
+fn show(v: &serde_json::Value) -> String {
+    match (v.as_i64(), v.as_f64()) {
+        (Some(i), _) => i.to_string(),
+        (None, Some(x)) => format!("{x:.6}"),
+        _ => String::new(),
+    }
 }
