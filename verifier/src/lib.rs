@@ -128,6 +128,14 @@ pub fn verify(
     expected: Option<&Statement>,
 ) -> Result<(Statement, Duration), VerifyError> {
     let t = Instant::now();
+    // every header field is checked against the key: the spec digest by
+    // verify_payload, the params kind here
+    if proof.header.params != vk.params {
+        return Err(VerifyError::Rejected(format!(
+            "the proof says it was made with {:?} params, the verifying key is {:?}",
+            proof.header.params, vk.params
+        )));
+    }
     let st = guard(VerifyError::Rejected, || {
         zkstep_circuits::verify::verify_payload(
             &vk.layout,

@@ -114,3 +114,20 @@ fn crafted_empty_sumcheck_polynomial_is_rejected_not_a_crash() {
         Err(_) => panic!("a panic escaped the verifier library"),
     }
 }
+
+/// Every header field is checked against the key: a proof relabelled with
+/// another params kind (and re-sealed) is rejected.
+#[test]
+fn a_proof_relabelled_with_other_params_is_rejected() {
+    let vk = read_verifying_key(&fx("verifying.key")).unwrap();
+    let (mut h, body) = honest();
+    h.params = match h.params {
+        files::ParamsKind::Dev => files::ParamsKind::Ceremony,
+        files::ParamsKind::Ceremony => files::ParamsKind::Dev,
+    };
+    let p = read_proof(&files::seal(h, &body)).unwrap();
+    match verify(&vk, &p, None) {
+        Err(VerifyError::Rejected(m)) => assert!(m.contains("params"), "{m}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}
