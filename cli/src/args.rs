@@ -91,25 +91,35 @@ pub struct ImportArgs {
 /// `zkstep train`.
 #[derive(Args, Debug)]
 pub struct TrainArgs {
-    /// Model spec (TOML).
-    #[arg(long)]
-    pub spec: PathBuf,
-    /// Starting checkpoint (from `zkstep init` or `zkstep import`).
-    #[arg(long)]
-    pub ckpt: PathBuf,
-    /// Dataset: safetensors with `X` [N, inputs] and `Y` [N, outputs], float (quantised) or i64 fixed point.
-    #[arg(long)]
-    pub data: PathBuf,
-    /// Number of steps.
+    /// Model spec (TOML). Not with --resume (the run's spec.toml is used).
+    #[arg(long, required_unless_present = "resume", conflicts_with = "resume")]
+    pub spec: Option<PathBuf>,
+    /// Starting checkpoint (from `zkstep init` or `zkstep import`). Not with
+    /// --resume (the run's last checkpoint is used).
+    #[arg(long, required_unless_present = "resume", conflicts_with = "resume")]
+    pub ckpt: Option<PathBuf>,
+    /// Dataset: safetensors with `X` [N, inputs] and `Y` [N, outputs], float (quantised) or i64
+    /// fixed point. With --resume, default: the dataset the run's run.json names.
+    #[arg(long, required_unless_present = "resume")]
+    pub data: Option<PathBuf>,
+    /// Number of steps to train (with --resume: this many more steps after the run's last).
     #[arg(long)]
     pub steps: u64,
     /// Directory for ckpt_{t}.safetensors, batch_{t}.safetensors and run.json.
     #[arg(long)]
     pub out_dir: PathBuf,
     /// Seed of the batch schedule (batch salts are always fresh random values).
-    #[arg(long, default_value_t = 0)]
+    /// Not with --resume (the run's seed is used).
+    #[arg(long, default_value_t = 0, conflicts_with = "resume")]
     pub seed: u64,
-    /// Replace an existing run in `--out-dir`.
+    /// Continue the run in --out-dir from its last completed step (after a crash, or
+    /// to train longer): its last checkpoint and spec are checked against run.json,
+    /// its earlier steps are kept, and --steps more steps are added.
+    #[arg(long)]
+    pub resume: bool,
+    /// Replace existing files: without --resume, start over, replacing the run in
+    /// --out-dir (spec.toml, checkpoints, batches, run.json); with --resume, replace
+    /// files past the run's last completed step (e.g. left by a crash).
     #[arg(long)]
     pub force: bool,
     /// Print a JSON summary instead of text.
@@ -214,6 +224,10 @@ pub struct ProveRunArgs {
     /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
     #[arg(long, default_value = "auto")]
     pub msm: Backend,
+    /// Replace proof files in the run that exist but are not proofs of their
+    /// step under these keys (e.g. proofs made with other keys).
+    #[arg(long)]
+    pub force: bool,
     /// Print a JSON summary instead of text.
     #[arg(long)]
     pub json: bool,
@@ -302,6 +316,9 @@ pub struct DemoArgs {
     /// Only train; skip keygen, proving and verifying.
     #[arg(long)]
     pub no_prove: bool,
+    /// Replace an existing run, keys and proof in --out-dir.
+    #[arg(long)]
+    pub force: bool,
     /// Print a JSON summary instead of text.
     #[arg(long)]
     pub json: bool,

@@ -33,6 +33,63 @@ pub enum CliError {
     /// Refusing to overwrite something of the user's.
     #[error("{}: already exists; refusing to overwrite it (pass --force to replace it)", .0.display())]
     Exists(PathBuf),
+    /// A new run into a directory that holds one (its `run.json`).
+    #[error("{}: a run is already here; refusing to replace it (pass --force to start over; `zkstep train --resume` continues it)", .0.display())]
+    RunExists(PathBuf),
+    /// A proof file that is not this step's proof under these keys.
+    #[error("{}: exists but is not a proof of this step under these keys; refusing to replace it (pass --force to replace it)", .0.display())]
+    StaleProof(PathBuf),
+    /// Another zkstep command holds the run directory's lock.
+    #[error("{}: another zkstep command is using this run directory (it holds the lock on {}); wait for it to finish", dir.display(), lock.display())]
+    RunLocked {
+        /// The run directory.
+        dir: PathBuf,
+        /// Its lock file.
+        lock: PathBuf,
+    },
+    /// A run directory that does not exist.
+    #[error("{}: no such run directory", .0.display())]
+    NoRunDir(PathBuf),
+    /// `train --resume` where there is no run.
+    #[error("{}: no run to resume (no run.json); train without --resume first", .0.display())]
+    NoRunToResume(PathBuf),
+    /// `train --resume` without `--data`, where the run's dataset cannot be read.
+    #[error("{}: the run's dataset {data:?} cannot be read ({source}); pass --data", manifest.display())]
+    ResumeData {
+        /// The run's manifest.
+        manifest: PathBuf,
+        /// The dataset it names.
+        data: String,
+        /// Why it cannot be read.
+        source: Box<CoreError>,
+    },
+    /// `train --resume` on a run with no completed step.
+    #[error("{}: the run has no completed step to resume from; start it over with --force", .0.display())]
+    RunEmpty(PathBuf),
+    /// The step numbers would pass the largest step number.
+    #[error(
+        "--steps {steps} from step {start} would go past step {}, the last step number",
+        u64::MAX
+    )]
+    StepOverflow {
+        /// The first step.
+        start: u64,
+        /// Steps asked for.
+        steps: u64,
+    },
+    /// A checkpoint or batch of another step than the run needs there.
+    #[error("{}: holds step {found}, the run needs step {want} here", path.display())]
+    FileStep {
+        /// The file.
+        path: PathBuf,
+        /// The step its metadata says.
+        found: u64,
+        /// The step the manifest says.
+        want: u64,
+    },
+    /// A text file that is not UTF-8.
+    #[error("{}: not UTF-8 text", .0.display())]
+    NotUtf8(PathBuf),
     /// `--msm` names a backend this process cannot use.
     #[error("--msm {backend}: {source}")]
     Msm {
@@ -101,7 +158,7 @@ pub enum CliError {
         value: String,
     },
     /// Consecutive steps of the manifest do not chain.
-    #[error("{}: step {step}'s c_after is not step {next}'s c_before: the run does not chain", path.display())]
+    #[error("{}: step {step} and the entry after it (step {next}) do not chain: c_after(t) must be c_before(t+1), and the steps consecutive", path.display())]
     RunNotChained {
         /// The manifest.
         path: PathBuf,
@@ -111,7 +168,7 @@ pub enum CliError {
         next: u64,
     },
     /// A commitment in the manifest is not that of the file it names.
-    #[error("{}: step {step}'s {what} in the manifest does not match its file", path.display())]
+    #[error("{}: step {step}'s {what} in the manifest does not match {}", path.display(), file.display())]
     ManifestCommitment {
         /// The manifest.
         path: PathBuf,
@@ -119,6 +176,8 @@ pub enum CliError {
         step: u64,
         /// Which commitment.
         what: &'static str,
+        /// The file whose commitment it is not.
+        file: PathBuf,
     },
     /// The dataset's widths are not the spec's.
     #[error("{data}: the dataset has {inputs} inputs and {outputs} outputs per sample, the spec expects {want_inputs} and {want_outputs}")]

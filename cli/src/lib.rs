@@ -3,8 +3,9 @@
 //! - [`args`]: the command line as clap parses it;
 //! - [`cmd`]: one module per subcommand and [`cmd::dispatch`];
 //! - [`util`], [`proving`], [`run`], [`bench`]: what the subcommands share
-//!   (helpers and progress bars; keys and proving; training runs and
-//!   `run.json`; measuring and rendering benchmarks);
+//!   (helpers and progress bars; keys and proving; training runs,
+//!   `run.json` and the run-directory lock; measuring and rendering
+//!   benchmarks);
 //! - [`out`]: standard output kept clean of halo2curves' debug prints;
 //! - [`error`]: [`CliError`], the one error type.
 //!

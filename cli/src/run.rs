@@ -1,17 +1,21 @@
-//! Training runs: the loop behind `zkstep train` and `zkstep demo`, and the
-//! `run.json` manifest that `prove-run` will read.
+//! Training runs: the loop behind `zkstep train` and `zkstep demo`, the
+//! `run.json` manifest that `prove-run` will read, the lock a command holds
+//! on a run directory, and the checks before a run is written or resumed.
 //!
 //! Files are written atomically and the manifest is rewritten (atomically)
 //! only after a step's checkpoint and batch are on disk, so a failure mid-run
-//! leaves the completed steps intact and no partial file behind.
+//! leaves the completed steps intact and no partial file behind; `train
+//! --resume` continues from there.
 
 use crate::error::{CliError, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::data::make_batch;
-use zkstep_core::format::{write_atomic, write_batch, write_checkpoint, Dataset};
-use zkstep_core::poseidon::{fr_to_hex, Fr};
+use zkstep_core::format::{
+    read_checkpoint, read_input, write_atomic, write_batch, write_checkpoint, Dataset, Input,
+};
+use zkstep_core::poseidon::{fr_from_hex, fr_to_hex, Fr};
 use zkstep_core::{step, Checkpoint, ModelSpec};
 
 /// Manifest format name.
@@ -20,6 +24,116 @@ pub const RUN_FORMAT: &str = "zkstep-run";
 pub const MANIFEST: &str = "run.json";
 /// Copy of the spec inside a run directory.
 pub const SPEC_FILE: &str = "spec.toml";
+/// Lock file inside a run directory (see [`RunLock`]).
+pub const LOCK_FILE: &str = ".zkstep.lock";
+
+/// File of θ_t inside a run directory.
+pub fn ckpt_name(t: u64) -> String {
+    format!("ckpt_{t}.safetensors")
+}
+
+/// File of step t's batch inside a run directory.
+pub fn batch_name(t: u64) -> String {
+    format!("batch_{t}.safetensors")
+}
+
+/// File of step t's proof inside a run directory (`prove-run`, `demo`).
+pub fn proof_name(t: u64) -> String {
+    format!("proof_{t}.zkstep")
+}
+
+/// The step in a file name `{prefix}{t}.safetensors` (canonical decimal only).
+fn numbered(name: &str, prefix: &str) -> Option<u64> {
+    let digits = name.strip_prefix(prefix)?.strip_suffix(".safetensors")?;
+    let t: u64 = digits.parse().ok()?;
+    (t.to_string() == digits).then_some(t)
+}
+
+/// An exclusive advisory lock on a run directory, held while this lives:
+/// two commands writing one run (two `train`s, `train` and `prove-run`)
+/// would interleave their files and manifests.
+pub struct RunLock {
+    // closing the file releases the lock; the file itself stays (removing
+    // it would let a third command lock a new file while one holds the old)
+    _file: std::fs::File,
+}
+
+impl RunLock {
+    /// Lock `dir` (which must exist), or fail at once if another holds it.
+    pub fn acquire(dir: &Path) -> Result<RunLock> {
+        let path = dir.join(LOCK_FILE);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| {
+                if dir.is_dir() {
+                    CliError::io(&path, e)
+                } else {
+                    CliError::NoRunDir(dir.to_path_buf())
+                }
+            })?;
+        match file.try_lock() {
+            Ok(()) => Ok(RunLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(CliError::RunLocked {
+                dir: dir.to_path_buf(),
+                lock: path,
+            }),
+            Err(std::fs::TryLockError::Error(e)) => Err(CliError::io(&path, e)),
+        }
+    }
+}
+
+/// The step after `steps` steps from `start`, or an error if it would not
+/// fit a step number.
+pub fn end_step(start: u64, steps: u64) -> Result<u64> {
+    start
+        .checked_add(steps)
+        .ok_or(CliError::StepOverflow { start, steps })
+}
+
+/// Refuse, unless `force`, to replace any existing file that training from
+/// step `t0` to step `end` into `dir` would write: every checkpoint after
+/// θ_{t0} and every batch, and for a new run (`fresh`) also θ_{t0},
+/// `spec.toml` and `run.json` (a resumed run rewrites its own `run.json`).
+/// Looks at the directory's entries, not at every name the steps would
+/// take, so a long run costs no more to check than a short one.
+pub fn refuse_run_outputs(dir: &Path, t0: u64, end: u64, fresh: bool, force: bool) -> Result<()> {
+    if force {
+        return Ok(());
+    }
+    if fresh && dir.join(MANIFEST).exists() {
+        return Err(CliError::RunExists(dir.join(MANIFEST)));
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(CliError::io(dir, e)),
+    };
+    let writes = |name: &str| {
+        if let Some(t) = numbered(name, "ckpt_") {
+            (t > t0 || (fresh && t == t0)) && t <= end
+        } else if let Some(t) = numbered(name, "batch_") {
+            t0 <= t && t < end
+        } else {
+            fresh && name == SPEC_FILE
+        }
+    };
+    let mut clash: Vec<PathBuf> = vec![];
+    for entry in entries {
+        let entry = entry.map_err(|e| CliError::io(dir, e))?;
+        if entry.file_name().to_str().is_some_and(writes) {
+            clash.push(entry.path());
+        }
+    }
+    clash.sort();
+    match clash.into_iter().next() {
+        Some(path) => Err(CliError::Exists(path)),
+        None => Ok(()),
+    }
+}
 
 /// One completed step of a run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -64,7 +178,7 @@ pub struct RunManifest {
 impl RunManifest {
     /// Read and check a manifest.
     pub fn read(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
+        let bytes = read_input(path, Input::Json)?;
         let m: RunManifest =
             serde_json::from_slice(&bytes).map_err(|source| CliError::ManifestJson {
                 path: path.to_path_buf(),
@@ -80,11 +194,122 @@ impl RunManifest {
         Ok(m)
     }
 
+    /// The run's spec (`dir/spec.toml`), which must be the one whose digest
+    /// the manifest (at `mpath`) records.
+    pub fn spec(&self, dir: &Path, mpath: &Path) -> Result<ModelSpec> {
+        let s = ModelSpec::from_file(&dir.join(&self.spec))?;
+        if fr_to_hex(&s.digest()) != self.spec_digest {
+            return Err(CliError::ManifestSpec {
+                path: mpath.to_path_buf(),
+                spec: dir.join(&self.spec),
+            });
+        }
+        Ok(s)
+    }
+
+    /// Insist that consecutive steps chain: c_after(t) = c_before(t+1).
+    pub fn check_chain(&self, mpath: &Path) -> Result<()> {
+        for w in self.steps.windows(2) {
+            if w[0].c_after != w[1].c_before || w[0].step.checked_add(1) != Some(w[1].step) {
+                return Err(CliError::RunNotChained {
+                    path: mpath.to_path_buf(),
+                    step: w[0].step,
+                    next: w[1].step,
+                });
+            }
+        }
+        Ok(())
+    }
+
     fn write(&self, path: &Path) -> Result<()> {
         let json = serde_json::to_vec_pretty(self).map_err(CliError::encode("manifest"))?;
         write_atomic(path, &json)?;
         Ok(())
     }
+}
+
+/// A commitment of the manifest (at `mpath`) as a field element.
+pub fn manifest_fr(mpath: &Path, what: &'static str, hex: &str) -> Result<Fr> {
+    fr_from_hex(hex).ok_or_else(|| CliError::ManifestHex {
+        path: mpath.to_path_buf(),
+        what,
+        value: hex.to_string(),
+    })
+}
+
+/// Insist that `file`, named for step `step` in the manifest at `mpath`,
+/// commits to what the manifest says (`want`, its `what`).
+pub fn check_commitment(
+    mpath: &Path,
+    step: u64,
+    what: &'static str,
+    file: &Path,
+    got: Fr,
+    want: Fr,
+) -> Result<()> {
+    if got != want {
+        return Err(CliError::ManifestCommitment {
+            path: mpath.to_path_buf(),
+            step,
+            what,
+            file: file.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+/// Insist that the file at `path` holds step `want` (by its metadata).
+pub fn check_file_step(path: &Path, found: u64, want: u64) -> Result<()> {
+    if found != want {
+        return Err(CliError::FileStep {
+            path: path.to_path_buf(),
+            found,
+            want,
+        });
+    }
+    Ok(())
+}
+
+/// Where `train --resume` continues a run from.
+pub struct ResumePoint {
+    /// The run's spec.
+    pub spec: ModelSpec,
+    /// The run's last checkpoint.
+    pub ckpt: Checkpoint,
+    /// The run's manifest.
+    pub manifest: RunManifest,
+}
+
+/// Read the run in `dir` for `train --resume`: its manifest, its spec (whose
+/// digest the manifest records), its steps chained, and its last checkpoint,
+/// which must be the step after the last completed one and commit to that
+/// step's c_after.
+pub fn resume_point(dir: &Path) -> Result<ResumePoint> {
+    let mpath = dir.join(MANIFEST);
+    let manifest = RunManifest::read(&mpath)?;
+    let spec = manifest.spec(dir, &mpath)?;
+    manifest.check_chain(&mpath)?;
+    let Some(last) = manifest.steps.last() else {
+        return Err(CliError::RunEmpty(mpath));
+    };
+    let path = dir.join(&last.after);
+    let ckpt = read_checkpoint(&path, &spec)?;
+    let want = end_step(last.step, 1)?;
+    check_file_step(&path, ckpt.step, want)?;
+    let c_after = manifest_fr(&mpath, "c_after", &last.c_after)?;
+    check_commitment(
+        &mpath,
+        last.step,
+        "c_after",
+        &path,
+        commit_params(&spec, &ckpt),
+        c_after,
+    )?;
+    Ok(ResumePoint {
+        spec,
+        ckpt,
+        manifest,
+    })
 }
 
 /// How to run training.
@@ -99,6 +324,10 @@ pub struct TrainOptions {
     pub salt_seed: Option<u64>,
     /// Name of the dataset, for the manifest.
     pub data_name: String,
+    /// The run being continued (`train --resume`): its steps stay in
+    /// `run.json`, and its spec and first checkpoint are not written again.
+    /// `None` starts a new run.
+    pub resume: Option<RunManifest>,
 }
 
 /// The salt of step t.
@@ -110,7 +339,8 @@ fn salt_for(opts: &TrainOptions, t: u64) -> Fr {
 }
 
 /// Train for `opts.steps` steps from `start`, calling `on_step` after each.
-/// Returns the final checkpoint and the completed steps.
+/// Returns the final checkpoint and the steps this call completed (a
+/// resumed run's earlier steps stay in `run.json`).
 pub fn train(
     spec: &ModelSpec,
     start: &Checkpoint,
@@ -129,8 +359,9 @@ pub fn train(
     }
     start.validate(spec)?;
     let t0 = start.step;
-    let name = |t: u64| format!("ckpt_{t}.safetensors");
-    let mut manifest = RunManifest {
+    let end = end_step(t0, opts.steps)?;
+    let fresh = opts.resume.is_none();
+    let mut manifest = opts.resume.clone().unwrap_or_else(|| RunManifest {
         format: RUN_FORMAT.into(),
         version: 1,
         spec: SPEC_FILE.into(),
@@ -138,23 +369,24 @@ pub fn train(
         data: opts.data_name.clone(),
         seed: opts.seed,
         steps: vec![],
-    };
-    if let Some(dir) = &opts.out_dir {
+    });
+    let earlier = manifest.steps.len();
+    if let (Some(dir), true) = (&opts.out_dir, fresh) {
         write_atomic(&dir.join(SPEC_FILE), spec.to_toml().as_bytes())?;
-        write_checkpoint(&dir.join(name(t0)), spec, start)?;
+        write_checkpoint(&dir.join(ckpt_name(t0)), spec, start)?;
         manifest.write(&dir.join(MANIFEST))?;
     }
     let mut ck = start.clone();
     let mut c_before = commit_params(spec, &ck);
-    for t in t0..t0 + opts.steps {
+    for t in t0..end {
         let batch = make_batch(ds, spec.batch_size, t, opts.seed, salt_for(opts, t));
         let trace = step(spec, &ck, &batch)?;
         let c_after = commit_params(spec, &trace.after);
         let entry = StepEntry {
             step: t,
-            before: name(t),
-            after: name(t + 1),
-            batch: format!("batch_{t}.safetensors"),
+            before: ckpt_name(t),
+            after: ckpt_name(t + 1),
+            batch: batch_name(t),
             c_before: fr_to_hex(&c_before),
             c_after: fr_to_hex(&c_after),
             c_batch: fr_to_hex(&commit_batch(spec, &batch)),
@@ -172,5 +404,5 @@ pub fn train(
         ck = trace.after;
         c_before = c_after;
     }
-    Ok((ck, manifest.steps))
+    Ok((ck, manifest.steps.split_off(earlier)))
 }

@@ -630,3 +630,279 @@ fn inspect_shows_stored_values_as_stored() {
     let text = ok(&["inspect", &f.s("c0.safetensors")]);
     assert!(text.contains("shown as reals"), "{text}");
 }
+
+impl Fx {
+    /// `zkstep train` from `ckpt` into `dir` for `steps` steps, with `extra` flags.
+    fn train_args(&self, ckpt: &str, dir: &str, steps: &str, extra: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = [
+            "train",
+            "--spec",
+            &self.s("spec.toml"),
+            "--ckpt",
+            &self.s(ckpt),
+            "--data",
+            &self.s("data.safetensors"),
+            "--steps",
+            steps,
+            "--out-dir",
+            &self.s(dir),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    }
+    fn train_ok(&self, ckpt: &str, dir: &str, steps: &str, extra: &[&str]) -> String {
+        let args = self.train_args(ckpt, dir, steps, extra);
+        ok(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+    fn train_fails(&self, ckpt: &str, dir: &str, steps: &str, extra: &[&str]) -> String {
+        let args = self.train_args(ckpt, dir, steps, extra);
+        fails(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+    fn manifest(&self, dir: &str) -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(self.p(&format!("{dir}/run.json"))).unwrap()).unwrap()
+    }
+}
+
+/// A run directory another command holds is refused at once, naming the
+/// directory and its lock file; once the lock is released the run proceeds.
+#[test]
+fn a_locked_run_directory_is_refused_at_once() {
+    let f = Fx::new();
+    f.init("c0.safetensors");
+    std::fs::create_dir(f.p("run")).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(f.p("run/.zkstep.lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let t = std::time::Instant::now();
+    let e = f.train_fails("c0.safetensors", "run", "2", &[]);
+    assert!(
+        e.contains(&f.s("run")) && e.contains(".zkstep.lock") && e.contains("another zkstep"),
+        "{e}"
+    );
+    assert!(t.elapsed().as_secs() < 30, "train waited for the lock");
+    assert!(!f.p("run/run.json").exists());
+    // prove-run takes the same lock (before it looks for keys)
+    let e = fails(&["prove-run", "--run", &f.s("run"), "--keys", &f.s("keys")]);
+    assert!(e.contains(".zkstep.lock"), "{e}");
+    drop(lock);
+    f.train_ok("c0.safetensors", "run", "2", &[]);
+    assert_eq!(f.manifest("run")["steps"].as_array().unwrap().len(), 2);
+}
+
+/// `train` and `demo --out-dir` refuse to replace any file they would write
+/// (not only run.json), before training; `--force` replaces them.
+#[test]
+fn every_file_a_run_would_write_needs_force() {
+    let f = Fx::new();
+    f.init("c0.safetensors");
+    std::fs::create_dir(f.p("run")).unwrap();
+    std::fs::write(f.p("run/spec.toml"), "# my own notes\n").unwrap();
+    let e = f.train_fails("c0.safetensors", "run", "2", &[]);
+    assert!(
+        e.contains("spec.toml") && e.contains("already exists") && e.contains("--force"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.p("run/spec.toml")).unwrap(),
+        "# my own notes\n"
+    );
+    assert!(!f.p("run/ckpt_0.safetensors").exists() && !f.p("run/run.json").exists());
+    f.train_ok("c0.safetensors", "run", "2", &["--force"]);
+    assert_eq!(ModelSpec::from_file(&f.p("run/spec.toml")).unwrap(), spec());
+    // a checkpoint where a later step would go
+    std::fs::create_dir(f.p("run2")).unwrap();
+    std::fs::write(f.p("run2/ckpt_2.safetensors"), b"keep me").unwrap();
+    let e = f.train_fails("c0.safetensors", "run2", "2", &[]);
+    assert!(e.contains("ckpt_2.safetensors"), "{e}");
+    assert_eq!(
+        std::fs::read(f.p("run2/ckpt_2.safetensors")).unwrap(),
+        b"keep me"
+    );
+    // ... but not where this run does not reach
+    f.train_ok("c0.safetensors", "run2", "1", &[]);
+    assert_eq!(
+        std::fs::read(f.p("run2/ckpt_2.safetensors")).unwrap(),
+        b"keep me"
+    );
+    // demo --out-dir likewise
+    std::fs::create_dir(f.p("demo")).unwrap();
+    std::fs::write(f.p("demo/batch_1.safetensors"), b"mine").unwrap();
+    let e = fails(&[
+        "demo",
+        "--no-prove",
+        "--steps",
+        "2",
+        "--out-dir",
+        &f.s("demo"),
+    ]);
+    assert!(
+        e.contains("batch_1.safetensors") && e.contains("--force"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(f.p("demo/batch_1.safetensors")).unwrap(),
+        b"mine"
+    );
+    ok(&[
+        "demo",
+        "--no-prove",
+        "--steps",
+        "2",
+        "--out-dir",
+        &f.s("demo"),
+        "--force",
+    ]);
+    assert_eq!(f.manifest("demo")["steps"].as_array().unwrap().len(), 2);
+}
+
+/// `train --resume` continues a run from its last completed step: the
+/// earlier steps stay as they were, the new ones chain on, and the files it
+/// resumes from are checked against the manifest.
+#[test]
+fn resume_continues_a_run_from_its_last_step() {
+    let f = Fx::new();
+    f.init("c0.safetensors");
+    f.train_ok("c0.safetensors", "run", "2", &[]);
+    let before = f.manifest("run")["steps"].as_array().unwrap().clone();
+    let dir = f.s("run");
+    let resume = |steps: &str, extra: &[&str]| {
+        let mut v = vec!["train", "--resume", "--out-dir", &dir, "--steps", steps];
+        v.extend_from_slice(extra);
+        v.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |args: Vec<String>| zkstep(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run(resume("2", &["--json"]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["steps"].as_array().unwrap().len(), 2); // the steps it added
+    let steps = f.manifest("run")["steps"].as_array().unwrap().clone();
+    assert_eq!(steps.len(), 4);
+    assert_eq!(&steps[..2], &before[..]);
+    for (t, s) in steps.iter().enumerate() {
+        assert_eq!(s["step"], t as u64);
+        if t > 0 {
+            assert_eq!(s["c_before"], steps[t - 1]["c_after"]);
+        }
+    }
+    assert_eq!(
+        ok(&[
+            "commit",
+            &f.s("run/ckpt_4.safetensors"),
+            "--spec",
+            &f.s("spec.toml")
+        ])
+        .trim(),
+        steps[3]["c_after"].as_str().unwrap()
+    );
+    // a leftover file past the last step (as a crash leaves one) needs --force
+    std::fs::copy(
+        f.p("run/batch_3.safetensors"),
+        f.p("run/batch_4.safetensors"),
+    )
+    .unwrap();
+    let o = run(resume("1", &[]));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("batch_4.safetensors") && e.contains("--force"),
+        "{e}"
+    );
+    assert!(run(resume("1", &["--force"])).status.success());
+    assert_eq!(f.manifest("run")["steps"].as_array().unwrap().len(), 5);
+    // a last checkpoint that is not the manifest's is refused, naming it
+    let mut other = Checkpoint::init(&spec(), 9);
+    other.step = 5;
+    write_checkpoint(&f.p("run/ckpt_5.safetensors"), &spec(), &other).unwrap();
+    let o = run(resume("1", &[]));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("ckpt_5.safetensors") && e.contains("step 4's c_after"),
+        "{e}"
+    );
+    assert_eq!(f.manifest("run")["steps"].as_array().unwrap().len(), 5);
+    // nothing to resume; the run supplies the spec and checkpoint
+    let e = fails(&[
+        "train",
+        "--resume",
+        "--out-dir",
+        &f.s("none"),
+        "--steps",
+        "1",
+    ]);
+    assert!(e.contains("no run to resume"), "{e}");
+    let o = run(resume("1", &["--spec", &f.s("spec.toml")]));
+    assert_eq!(o.status.code(), Some(2));
+    // without --resume an existing run needs --force, which starts over
+    f.train_ok("c0.safetensors", "run", "1", &["--force"]);
+    assert_eq!(f.manifest("run")["steps"].as_array().unwrap().len(), 1);
+}
+
+/// Step numbers that would pass u64::MAX are an error, not "wrote 0 steps".
+#[test]
+fn step_count_overflow_is_an_error() {
+    let f = Fx::new();
+    let mut ck = Checkpoint::init(&spec(), 1);
+    ck.step = 58;
+    write_checkpoint(&f.p("c58.safetensors"), &spec(), &ck).unwrap();
+    let e = f.train_fails("c58.safetensors", "run", "18446744073709551615", &[]);
+    assert!(
+        e.contains("--steps 18446744073709551615 from step 58") && e.contains("last step"),
+        "{e}"
+    );
+    assert!(!f.p("run/run.json").exists());
+}
+
+/// `init` refuses a spec whose value_bits cannot hold the initial weights.
+#[test]
+fn init_refuses_weights_that_do_not_fit_value_bits() {
+    let f = Fx::new();
+    std::fs::write(f.p("narrow.toml"), format!("value_bits = 20\n{SPEC}")).unwrap();
+    let e = fails(&[
+        "init",
+        "--spec",
+        &f.s("narrow.toml"),
+        "--out",
+        &f.s("c.safetensors"),
+    ]);
+    assert!(
+        e.contains("initial weights do not fit value_bits = 20"),
+        "{e}"
+    );
+    assert!(!f.p("c.safetensors").exists());
+}
+
+/// `prove-run` checks every step's batch against the manifest's c_batch, as
+/// it does the checkpoints, before it loads keys (none exist here).
+#[test]
+fn prove_run_refuses_a_batch_that_is_not_the_manifests() {
+    let f = Fx::new();
+    f.init("c0.safetensors");
+    f.train_ok("c0.safetensors", "run", "2", &[]);
+    // the same step of another run: same samples and step, another salt
+    f.train_ok("c0.safetensors", "other", "2", &[]);
+    // prove-run with `batch` in place of run/batch_1.safetensors
+    let with_batch_1 = |batch: &str| {
+        std::fs::copy(f.p(batch), f.p("run/batch_1.safetensors")).unwrap();
+        fails(&["prove-run", "--run", &f.s("run"), "--keys", &f.s("no-keys")])
+    };
+    let e = with_batch_1("other/batch_1.safetensors");
+    assert!(
+        e.contains("step 1's c_batch") && e.contains("batch_1.safetensors"),
+        "{e}"
+    );
+    assert!(!e.contains("no-keys"), "keys were looked at first: {e}");
+    // another step's batch is refused too
+    let e = with_batch_1("run/batch_0.safetensors");
+    assert!(
+        e.contains("batch_1.safetensors") && e.contains("step 1"),
+        "{e}"
+    );
+}

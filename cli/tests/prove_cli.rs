@@ -1,7 +1,8 @@
 //! Proving through the `zkstep` binary: three consecutive steps of a run are
 //! proven by `prove-run`, each verifies (with the verifier crate and the
 //! written verifying key), and c_after(t) = c_before(t+1); a second
-//! `prove-run` skips them; bad inputs to `prove` are clear errors.
+//! `prove-run` skips them, and refuses to replace a proof file that is not
+//! its step's without `--force`; bad inputs to `prove` are clear errors.
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
@@ -200,4 +201,16 @@ fn three_chained_steps_prove_and_verify() {
         "2",
     ]);
     assert!(!ok && err.contains("already exists"), "{err}");
+    // prove-run does not replace a proof file that is not its step's proof
+    // (here not a proof at all) without --force
+    std::fs::write(p("run/proof_0.zkstep"), b"not a proof").unwrap();
+    let (ok, _, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys")]);
+    assert!(
+        !ok && err.contains("proof_0.zkstep") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(p("run/proof_0.zkstep")).unwrap(),
+        b"not a proof"
+    );
 }

@@ -29,6 +29,8 @@ pub enum Input {
     ProvingKey,
     /// A JSON file of ours (run manifest, bench report).
     Json,
+    /// A Markdown file `zkstep bench --markdown` writes its table into.
+    Markdown,
 }
 
 const MIB: u64 = 1 << 20;
@@ -46,6 +48,7 @@ impl Input {
             Input::VerifyingKey => 256 * MIB,
             Input::ProvingKey => 16 * GIB,
             Input::Json => 256 * MIB,
+            Input::Markdown => 16 * MIB,
         }
     }
 
@@ -58,8 +61,47 @@ impl Input {
             Input::VerifyingKey => "verifying key",
             Input::ProvingKey => "proving key",
             Input::Json => "JSON file",
+            Input::Markdown => "Markdown file",
         }
     }
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> CoreError + '_ {
+    move |source| CoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Open `path` for reading if it is a regular file (checked before opening:
+/// opening a FIFO blocks until someone writes to it), returning it with its
+/// size.
+fn open_regular(path: &Path, kind: Input) -> Result<(std::fs::File, u64)> {
+    let meta = std::fs::metadata(path).map_err(io_err(path))?;
+    let not_regular = |meta: &std::fs::Metadata| {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        ferr(
+            path,
+            format!(
+                "is {what}; zkstep reads a {} only from a regular file",
+                kind.name()
+            ),
+        )
+    };
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    let file = std::fs::File::open(path).map_err(io_err(path))?;
+    // the path may have been replaced between the two looks
+    let meta = file.metadata().map_err(io_err(path))?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    Ok((file, meta.len()))
 }
 
 /// Read a user's file of kind `kind`: a regular file only (a FIFO or a
@@ -67,25 +109,7 @@ impl Input {
 /// (checked before reading, and again while reading in case it grows).
 pub fn read_input(path: &Path, kind: Input) -> Result<Vec<u8>> {
     use std::io::Read;
-    let io = |source| CoreError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if !meta.is_file() {
-        let what = if meta.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file (a FIFO, socket or device)"
-        };
-        return Err(ferr(
-            path,
-            format!(
-                "is {what}; zkstep reads a {} only from a regular file",
-                kind.name()
-            ),
-        ));
-    }
+    let (file, len) = open_regular(path, kind)?;
     let limit = kind.limit();
     let too_big = |size: u64| {
         ferr(
@@ -96,17 +120,29 @@ pub fn read_input(path: &Path, kind: Input) -> Result<Vec<u8>> {
             ),
         )
     };
-    if meta.len() > limit {
-        return Err(too_big(meta.len()));
+    if len > limit {
+        return Err(too_big(len));
     }
-    let mut buf = Vec::with_capacity(meta.len() as usize);
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(limit + 1)
+    let mut buf = Vec::with_capacity(len as usize);
+    file.take(limit + 1)
         .read_to_end(&mut buf)
-        .map_err(io)?;
+        .map_err(io_err(path))?;
     if buf.len() as u64 > limit {
         return Err(too_big(buf.len() as u64));
     }
+    Ok(buf)
+}
+
+/// The first `n` bytes of a user's file of kind `kind` (fewer if it is
+/// shorter), a regular file only: enough to refuse a file of the wrong kind
+/// by its header before reading all of it. No size limit applies (nothing
+/// past `n` is read); [`read_input`] checks it when the whole file is read.
+pub fn peek(path: &Path, n: usize, kind: Input) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let (file, _) = open_regular(path, kind)?;
+    let mut buf = Vec::with_capacity(n);
+    file.take(n as u64)
+        .read_to_end(&mut buf)
+        .map_err(io_err(path))?;
     Ok(buf)
 }

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 use zkstep_core::format::{read_input, Input};
+use zkstep_core::input::peek;
 use zkstep_core::ModelSpec;
 
 #[test]
@@ -56,4 +57,30 @@ fn a_file_over_its_kinds_limit_is_refused_naming_size_and_limit() {
     // at the limit it is read (and then parsed: a spec of comments is no spec)
     std::fs::write(&p, vec![b'#'; limit as usize]).unwrap();
     assert_eq!(read_input(&p, Input::Spec).unwrap().len() as u64, limit);
+}
+
+#[test]
+fn peek_reads_the_head_only_and_refuses_what_read_input_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    // a sparse file far over the verifying-key limit: its head is still read
+    let p = dir.path().join("huge.key");
+    let f = std::fs::File::create(&p).unwrap();
+    std::io::Write::write_all(&mut &f, b"ZKSTEP\0\x03").unwrap();
+    f.set_len(Input::VerifyingKey.limit() * 4).unwrap();
+    assert_eq!(
+        peek(&p, 8, Input::VerifyingKey).unwrap(),
+        b"ZKSTEP\0\x03".to_vec()
+    );
+    assert!(read_input(&p, Input::VerifyingKey).is_err());
+    // a shorter file gives what it has
+    let short = dir.path().join("short");
+    std::fs::write(&short, b"abc").unwrap();
+    assert_eq!(peek(&short, 8, Input::Proof).unwrap(), b"abc".to_vec());
+    let e = peek(Path::new("/dev/zero"), 8, Input::Proof)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/dev/zero") && e.contains("not a regular file"),
+        "{e}"
+    );
 }

@@ -17,13 +17,14 @@ use zkstep_circuits::engine::{
     CompressedSnark, ProverKey, PublicParams, RecursiveSnark, VerifierKey, S1, S2,
 };
 use zkstep_circuits::files::{
-    self, FileKind, Header, ParamsKind, ProofPayload, ProvingKeyPayload, ProvingKeyRef, Statement,
-    VerifyingKeyRef,
+    self, FileError, FileKind, Header, ParamsKind, ProofPayload, ProvingKeyPayload, ProvingKeyRef,
+    Statement, VerifyingKeyRef,
 };
 use zkstep_circuits::witness::build_witnesses;
 use zkstep_circuits::{Layout, TileCircuit, TileDesc};
 use zkstep_core::commit::{commit_batch, commit_params};
-use zkstep_core::format::write_atomic;
+use zkstep_core::format::{read_input, write_atomic, Input};
+use zkstep_core::input::peek;
 use zkstep_core::{step, Batch, Checkpoint, ModelSpec, StepTrace};
 
 /// Where the commitment key comes from.
@@ -139,8 +140,16 @@ pub fn write_keys(dir: &Path, keys: &Keys) -> Result<()> {
 /// Read a proving key file (the verifying key is re-derived from it).
 pub fn read_proving_key(path: &Path) -> Result<Keys> {
     init_msm();
-    let bytes = std::fs::read(path).map_err(|e| ProverError::io(path, e))?;
     let bad = |m: String| ProverError::Invalid(format!("{}: {m}", path.display()));
+    // another kind of file (a verifying key, a proof, not a zkstep file) is
+    // refused by its header before the whole of it is read
+    let head = peek(path, files::MAGIC.len() + 1, Input::ProvingKey)?;
+    if let Err(e @ (FileError::Kind { .. } | FileError::Magic)) =
+        files::open(&head, FileKind::ProvingKey)
+    {
+        return Err(bad(e.to_string()));
+    }
+    let bytes = read_input(path, Input::ProvingKey)?;
     let (h, p): (Header, ProvingKeyPayload) =
         files::decode(&bytes, FileKind::ProvingKey).map_err(|e| bad(e.to_string()))?;
     let spec =

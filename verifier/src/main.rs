@@ -6,10 +6,12 @@
 //! and any other panic is reported as an error with status 2.
 
 use clap::Parser;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use zkstep_circuits::files::{self, FileError, FileKind, ParamsKind};
 use zkstep_core::commit::{commit_batch, commit_params};
-use zkstep_core::format::{read_batch, read_checkpoint};
+use zkstep_core::format::{read_batch, read_checkpoint, read_input, Input};
+use zkstep_core::input::peek;
 use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::ModelSpec;
 use zkstep_verifier::{
@@ -91,10 +93,32 @@ fn main() -> ExitCode {
     })
 }
 
+/// Read a key or proof file: a regular file within its kind's size limit;
+/// another kind of zkstep file (a proving key given as `--vk`) is refused by
+/// its 8-byte header before the rest of it is read.
+fn read_envelope(path: &Path, input: Input, kind: FileKind) -> Result<Vec<u8>, String> {
+    let head = peek(path, files::MAGIC.len() + 1, input).map_err(|e| e.to_string())?;
+    if let Err(e @ (FileError::Kind { .. } | FileError::Magic)) = files::open(&head, kind) {
+        return Err(format!("{}: {e}", path.display()));
+    }
+    read_input(path, input).map_err(|e| e.to_string())
+}
+
+/// The key's params kind for a person: "ceremony" is only what the key file
+/// says (keygen wrote that byte; nothing here checks it against a ceremony).
+fn describe_params(params: ParamsKind) -> String {
+    match params {
+        ParamsKind::Dev => params.describe().to_string(),
+        ParamsKind::Ceremony => format!(
+            "{} (as the key file says; not checked against a ceremony file)",
+            params.describe()
+        ),
+    }
+}
+
 /// Read, check and verify; returns the exit status.
 fn run(a: &Args) -> ExitCode {
-    let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
-    let vk_bytes = match read(&a.vk) {
+    let vk_bytes = match read_envelope(&a.vk, Input::VerifyingKey, FileKind::VerifyingKey) {
         Ok(b) => b,
         Err(e) => return fail(2, e),
     };
@@ -102,7 +126,8 @@ fn run(a: &Args) -> ExitCode {
         Ok(v) => v,
         Err(e) => return fail(2, format!("{}: {e}", a.vk.display())),
     };
-    let proof = match read(&a.proof).map(|b| read_proof(&b)) {
+    let proof = match read_envelope(&a.proof, Input::Proof, FileKind::Proof).map(|b| read_proof(&b))
+    {
         Ok(Ok(p)) => p,
         Ok(Err(e)) => return fail(2, format!("{}: {e}", a.proof.display())),
         Err(e) => return fail(2, e),
@@ -172,7 +197,7 @@ fn run(a: &Args) -> ExitCode {
                 say(&format!("  c_before    {}", fr_to_hex(&st.c_before)));
                 say(&format!("  c_after     {}", fr_to_hex(&st.c_after)));
                 say(&format!("  c_batch     {}", fr_to_hex(&st.c_batch)));
-                say(&format!("  params      {}", vk.params.describe()));
+                say(&format!("  params      {}", describe_params(vk.params)));
             }
             ExitCode::SUCCESS
         }

@@ -4,7 +4,7 @@
 use super::report::{BenchPoint, BenchReport};
 use crate::error::{CliError, Result};
 use std::path::Path;
-use zkstep_core::format::write_atomic;
+use zkstep_core::format::{read_input, write_atomic, Input};
 
 /// Where the table starts in a Markdown file.
 pub const BEGIN: &str = "<!-- zkstep-bench:begin -->";
@@ -234,7 +234,8 @@ pub fn splice_markdown(path: &Path, section: &str) -> Result<()> {
 }
 
 fn splice(path: &Path, section: &str, write: bool) -> Result<()> {
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::io(path, e))?;
+    let text = String::from_utf8(read_input(path, Input::Markdown)?)
+        .map_err(|_| CliError::NotUtf8(path.to_path_buf()))?;
     let (Some(a), Some(b)) = (text.find(BEGIN), text.find(END)) else {
         return Err(CliError::NoMarkers {
             path: path.to_path_buf(),

@@ -5,6 +5,7 @@
 use crate::error::{CliError, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use zkstep_core::format::{read_input, Input};
 
 /// One width's measurements. Every field is present in the JSON; the
 /// measured ones are `null` when the width was skipped or failed.
@@ -141,8 +142,8 @@ pub struct BenchReport {
 impl BenchReport {
     /// A saved `zkstep bench --json` report (an untrusted file: errors name it).
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| CliError::io(path, e))?;
-        serde_json::from_str(&text).map_err(|source| CliError::NotABenchReport {
+        let bytes = read_input(path, Input::Json)?;
+        serde_json::from_slice(&bytes).map_err(|source| CliError::NotABenchReport {
             path: path.to_path_buf(),
             source,
         })

@@ -4,7 +4,9 @@
 use crate::args::DemoArgs;
 use crate::error::{CliError, Result};
 use crate::proving::prove_with_bar;
-use crate::run::{train, TrainOptions, MANIFEST};
+use crate::run::{
+    ckpt_name, proof_name, refuse_run_outputs, train, RunLock, TrainOptions, SPEC_FILE,
+};
 use crate::util::{print_json, refuse_existing};
 use serde_json::json;
 use std::path::Path;
@@ -17,10 +19,14 @@ use zkstep_core::model::seeded_salt;
 use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::spec::demo_spec;
 use zkstep_core::{step, Checkpoint, ModelSpec};
-use zkstep_prover::ivc::{keygen, proof_bytes, write_keys, Setup, VERIFYING_KEY_FILE};
+use zkstep_prover::ivc::{
+    keygen, proof_bytes, write_keys, Setup, PROVING_KEY_FILE, VERIFYING_KEY_FILE,
+};
 
 /// Seed of the demo's batch schedule and salts (the run is reproducible).
 const SEED: u64 = 7;
+/// The keys' directory inside `--out-dir`.
+const KEYS_DIR: &str = "keys";
 
 fn full_loss(spec: &ModelSpec, ck: &Checkpoint, ds: &Dataset) -> Result<f64> {
     let out = zkstep_core::exec::predict(spec, ck, &ds.x)?;
@@ -39,10 +45,23 @@ pub fn run(a: DemoArgs) -> Result<()> {
     let s = demo_spec();
     let ds = two_moons(256, 0.1, 42);
     let start = Checkpoint::init(&s, 1);
-    if let Some(d) = out_dir {
-        std::fs::create_dir_all(d).map_err(|e| CliError::io(d, e))?;
-        refuse_existing(&d.join(MANIFEST), false)?;
-    }
+    let proving = !a.no_prove && steps > 0;
+    // held until this returns: no other command writes this run meanwhile
+    let _lock = match out_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| CliError::io(d, e))?;
+            let lock = RunLock::acquire(d)?;
+            refuse_run_outputs(d, 0, steps, true, a.force)?;
+            if proving {
+                let keys = d.join(KEYS_DIR);
+                refuse_existing(&keys.join(PROVING_KEY_FILE), a.force)?;
+                refuse_existing(&keys.join(VERIFYING_KEY_FILE), a.force)?;
+                refuse_existing(&d.join(proof_name(steps - 1)), a.force)?;
+            }
+            Some(lock)
+        }
+        None => None,
+    };
     if !json {
         crate::outln!("zkstep demo: 2-16-16-1 ReLU MLP, MSE, SGD lr 0.1, batch 8, on 256 two-moons points (scale 10^9, round half up)");
         crate::outln!("spec digest {}", fr_to_hex(&s.digest()));
@@ -54,6 +73,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         out_dir: out_dir.map(Path::to_path_buf),
         salt_seed: Some(SEED),
         data_name: "built-in two moons (256 points, seed 42)".into(),
+        resume: None,
     };
     let t = Instant::now();
     let (end, done) = train(&s, &start, &ds, &opts, |e| {
@@ -81,7 +101,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
             done.len()
         );
     }
-    if !a.no_prove && steps > 0 {
+    if proving {
         // Re-run the last step to get θ_{t}, θ_{t+1} and its batch.
         let last = steps - 1;
         let batch_of = |t: u64| make_batch(&ds, s.batch_size, t, SEED, seeded_salt(SEED, t));
@@ -118,8 +138,8 @@ pub fn run(a: DemoArgs) -> Result<()> {
         let verify_ms = tv.elapsed().as_secs_f64() * 1e3;
         if let Some(d) = out_dir {
             // the verifying key is written with the proving key
-            write_keys(&d.join("keys"), &keys)?;
-            write_atomic(&d.join(format!("proof_{last}.zkstep")), &bytes)?;
+            write_keys(&d.join(KEYS_DIR), &keys)?;
+            write_atomic(&d.join(proof_name(last)), &bytes)?;
         }
         summary["proof"] = json!({"step": last, "bytes": bytes.len(), "folds": proof.num_folds, "constraints_per_fold": c1, "keygen_s": keygen_s,
             "witness_s": tm.witness_s, "fold_s": tm.fold_s, "compress_s": tm.compress_s, "verify_ms": verify_ms, "verified": verified.is_ok(), "params": "dev"});
@@ -136,11 +156,11 @@ pub fn run(a: DemoArgs) -> Result<()> {
             if let Some(d) = out_dir {
                 crate::outln!(
                     "check it yourself: zkstep-verify --vk {} --proof {} --spec {} --before {} --after {}",
-                    d.join("keys").join(VERIFYING_KEY_FILE).display(),
-                    d.join(format!("proof_{last}.zkstep")).display(),
-                    d.join("spec.toml").display(),
-                    d.join(format!("ckpt_{last}.safetensors")).display(),
-                    d.join(format!("ckpt_{steps}.safetensors")).display()
+                    d.join(KEYS_DIR).join(VERIFYING_KEY_FILE).display(),
+                    d.join(proof_name(last)).display(),
+                    d.join(SPEC_FILE).display(),
+                    d.join(ckpt_name(last)).display(),
+                    d.join(ckpt_name(steps)).display()
                 );
             }
         }

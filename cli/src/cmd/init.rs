@@ -14,7 +14,9 @@ pub fn run(a: InitArgs) -> Result<()> {
     let OutFile { out, force, json } = a.out;
     let s = ModelSpec::from_file(&a.spec)?;
     refuse_existing(&out, force)?;
-    let ck = Checkpoint::init(&s, a.seed);
+    // a spec whose value_bits cannot hold the initial weights is an error,
+    // not a checkpoint with weights silently set to 0
+    let ck = Checkpoint::init_checked(&s, a.seed)?;
     format::write_checkpoint(&out, &s, &ck)?;
     let c = fr_to_hex(&commit_params(&s, &ck));
     if json {
