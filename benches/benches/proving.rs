@@ -62,7 +62,9 @@ fn synth<CS: ConstraintSystem<Fr>>(cs: &mut CS, which: &str) {
                 )
                 .unwrap();
             }
-            _ => range_bits(ns.namespace(|| "range"), &var(&za), 64).unwrap(),
+            _ => {
+                range_bits(ns.namespace(|| "range"), &var(&za), 64).unwrap();
+            }
         }
     }
 }
