@@ -81,35 +81,22 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         &digest_ta,
         &ctx.z(links.claim_ta),
     );
-    let ar_vec: Vec<Expr> = ar_in.iter().map(var).collect();
-    let digest_ar = var(&chain_absorb(
-        cs.namespace(|| "ar_digest"),
-        &cst::<CS>(ctx.lay.ar_init()),
-        &ar_vec,
-    )?);
-    enforce_eq_if(
-        cs.namespace(|| "ar_claim"),
-        &not_first,
-        &digest_ar,
-        &ctx.z(links.claim_ar),
-    );
-    let up_vec: Vec<Expr> = ar_up.iter().map(var).collect();
-    let digest_up = var(&chain_absorb(
-        cs.namespace(|| "up_digest"),
-        &cst::<CS>(ctx.lay.ar_init()),
-        &up_vec,
-    )?);
+    let claim_ar = ctx.z(links.claim_ar);
+    let ar_init = cst::<CS>(ctx.lay.ar_init());
+    let digest_ar = opened(&mut cs, "ar", &ar_in, &ar_init, &not_first, &claim_ar)?;
     let first_not_top = mul(
         cs.namespace(|| "first_not_top"),
         &flags.first,
         &sub(&one, &flags.is_top),
     )?;
-    enforce_eq_if(
-        cs.namespace(|| "up_claim"),
+    opened(
+        &mut cs,
+        "up",
+        &ar_up,
+        &ar_init,
         &var(&first_not_top),
-        &digest_up,
-        &ctx.z(links.claim_ar),
-    );
+        &claim_ar,
+    )?;
     Ok(Consumed {
         ta_in,
         ar_in,
@@ -118,4 +105,29 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         rlc,
         digest_ar,
     })
+}
+
+/// The digest of `values` (a chain from `init`), required equal to `claim`
+/// when `cond` is 1 (namespaces `{name}_digest`, `{name}_claim`).
+fn opened<CS: ConstraintSystem<Fr>>(
+    cs: &mut CS,
+    name: &str,
+    values: &[Var],
+    init: &Expr,
+    cond: &Expr,
+    claim: &Expr,
+) -> Result<Expr, SynthesisError> {
+    let vals: Vec<Expr> = values.iter().map(var).collect();
+    let digest = var(&chain_absorb(
+        cs.namespace(|| format!("{name}_digest")),
+        init,
+        &vals,
+    )?);
+    enforce_eq_if(
+        cs.namespace(|| format!("{name}_claim")),
+        cond,
+        &digest,
+        claim,
+    );
+    Ok(digest)
 }

@@ -133,20 +133,12 @@ fn row<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     let active = var(&inp.desc.row_weights[t]);
     identities(&mut cs, ctx, g, inp, t, &var(&b), &sums, &active, out)?;
     // commitments: W row ‖ b (‖ state rows ‖ state biases), the native record order
-    let state: Vec<(&[Expr], &Expr)> = sums
-        .state
-        .iter()
-        .map(|s| s.as_slice())
-        .zip(&bias.state)
-        .collect();
-    let rec_b = param_record(&sums.wrow, &var(&b), &state);
-    let state_new: Vec<(&[Expr], &Expr)> = sums
-        .state_new
-        .iter()
-        .map(|s| s.as_slice())
-        .zip(&bias.state_new)
-        .collect();
-    let rec_a = param_record(&sums.wnew, &var(&b_new), &state_new);
+    let record = |w: &[Expr], b: &Expr, rows: &[Vec<Expr>], biases: &[Expr]| {
+        let state: Vec<(&[Expr], &Expr)> = rows.iter().map(Vec::as_slice).zip(biases).collect();
+        param_record(w, b, &state)
+    };
+    let rec_b = record(&sums.wrow, &var(&b), &sums.state, &bias.state);
+    let rec_a = record(&sums.wnew, &var(&b_new), &sums.state_new, &bias.state_new);
     out.h_before = var(&chain_absorb_if(
         cs.namespace(|| "c_before"),
         &active,
