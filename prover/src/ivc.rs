@@ -2,7 +2,8 @@
 //!
 //! `keygen(spec)` synthesises the fold's shape and makes Nova's public
 //! parameters (dev: a fresh random τ; ceremony: powers of τ from
-//! `ppot_pruned_NN.ptau` files) and the MicroSpartan (ppsnark) keys.
+//! `ppot_pruned_NN.ptau` files, through `zkstep_circuits::params`, which the
+//! verifier's `--ptau` check calls too) and the MicroSpartan (ppsnark) keys.
 //! `prove` runs the reference executor, insists that θ_{t+1} is exactly what
 //! the declared step gives, builds every fold's witness from the trace, folds
 //! one IVC step per tile and compresses, telling its caller how far it got
@@ -20,6 +21,7 @@ use zkstep_circuits::files::{
     self, FileError, FileKind, Header, ParamsKind, ProofPayload, ProvingKeyPayload, ProvingKeyRef,
     Statement, VerifyingKeyRef,
 };
+use zkstep_circuits::params::{ceremony_keys, ParamsError};
 use zkstep_circuits::witness::build_witnesses;
 use zkstep_circuits::{Layout, TileCircuit, TileDesc};
 use zkstep_core::commit::{commit_batch, commit_params};
@@ -66,25 +68,23 @@ pub fn init_msm() {
 pub fn keygen(spec: &ModelSpec, rows: Option<usize>, budget: usize, setup: Setup) -> Result<Keys> {
     init_msm();
     let layout = Arc::new(zkstep_circuits::sizing::layout_for(spec, rows, budget)?);
-    let shape = TileCircuit::shape(layout.clone());
-    let (pp, params) = match setup {
-        Setup::Dev => (
-            PublicParams::setup(&shape, &*S1::ck_floor(), &*S2::ck_floor())
-                .map_err(nova_err("public parameters"))?,
-            ParamsKind::Dev,
-        ),
-        Setup::Ceremony(dir) => (
-            PublicParams::setup_with_ptau_dir(&shape, &*S1::ck_floor(), &*S2::ck_floor(), dir)
-                .map_err(|e| {
-                    ProverError::Nova(format!(
-                        "{}: cannot make parameters from the ceremony files: {e}",
-                        dir.display()
-                    ))
-                })?,
-            ParamsKind::Ceremony,
-        ),
+    let (pp, pk, vk, params) = match setup {
+        Setup::Dev => {
+            let shape = TileCircuit::shape(layout.clone());
+            let pp = PublicParams::setup(&shape, &*S1::ck_floor(), &*S2::ck_floor())
+                .map_err(nova_err("public parameters"))?;
+            let (pk, vk) = CompressedSnark::setup(&pp).map_err(nova_err("compression keys"))?;
+            (pp, pk, vk, ParamsKind::Dev)
+        }
+        // the same function `zkstep-verify --ptau` re-derives the key with
+        Setup::Ceremony(dir) => {
+            let k = ceremony_keys(layout.clone(), dir).map_err(|e| match e {
+                ParamsError::Ptau { .. } => ProverError::Invalid(e.to_string()),
+                ParamsError::Setup(_) => ProverError::Nova(e.to_string()),
+            })?;
+            (k.pp, k.pk, k.vk, ParamsKind::Ceremony)
+        }
     };
-    let (pk, vk) = CompressedSnark::setup(&pp).map_err(nova_err("compression keys"))?;
     Ok(Keys {
         layout,
         pp,

@@ -1,47 +1,161 @@
 //! Ceremony params: keygen from a directory of `ppot_pruned_NN.ptau` files
-//! (here a test file written from a random τ, in the ceremony file format),
-//! then prove and verify; the key says `ceremony`.
+//! (here test files written from a random τ, in the ceremony file format),
+//! then prove and verify; the key says `ceremony`, and the function the
+//! verifier's `--ptau` check re-derives it with
+//! (`zkstep_circuits::params::ceremony_keys`) gives keygen's verifying key
+//! again; unusable ceremony directories are errors naming them. The keys are
+//! made once for the tests of this file, the ptau file once for every run.
 #![allow(clippy::unwrap_used)]
 
 use nova_snark::provider::hyperkzg::{CommitmentEngine, CommitmentKey};
 use nova_snark::traits::commitment::CommitmentEngineTrait;
-use zkstep_circuits::engine::E1;
-use zkstep_circuits::files::ParamsKind;
+use rand::SeedableRng;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use zkstep_circuits::engine::{VerifierKey, E1};
+use zkstep_circuits::files::{self, FileKind, Header, ParamsKind};
+use zkstep_circuits::params::{ceremony_keys, ParamsError};
 use zkstep_core::model::seeded_salt;
 use zkstep_core::{step, Batch, Checkpoint, Matrix, ModelSpec};
-use zkstep_prover::ivc::{keygen, prove, Setup};
+use zkstep_prover::ivc::{keygen, prove, Keys, Setup};
+
+/// ppsnark asks for about 695k generators even for this tiny circuit.
+const POWER: u32 = 20;
+
+fn ptau_name() -> String {
+    format!("ppot_pruned_{POWER:02}.ptau")
+}
+
+/// A directory holding `ppot_pruned_20.ptau` for the τ drawn from `seed`:
+/// 64 MiB, about 20 s to make on 2 cores, so made once into the target's
+/// temporary folder (written to a temporary name and renamed) and shared
+/// with later runs and with the verifier's tests/ceremony.rs.
+fn ptau_dir(seed: u64) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("test-ptau-{POWER}-seed{seed}"));
+    let file = dir.join(ptau_name());
+    if !file.exists() {
+        std::fs::create_dir_all(&dir).unwrap();
+        let rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let ck = CommitmentKey::<E1>::setup_from_rng(b"ck", 1 << POWER, rng);
+        let tmp = dir.join(format!(".{}.{}", ptau_name(), std::process::id()));
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).unwrap());
+        CommitmentEngine::<E1>::save_setup(&ck, &mut f).unwrap();
+        drop(f);
+        std::fs::rename(&tmp, &file).unwrap();
+    }
+    dir
+}
+
+struct Fixture {
+    /// Ceremony files the keys were made from.
+    ptau: PathBuf,
+    spec: ModelSpec,
+    keys: Keys,
+}
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let ptau = ptau_dir(1);
+        let spec = ModelSpec::from_toml_str(
+            "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 2\n",
+        )
+        .unwrap();
+        let keys = keygen(&spec, Some(2), usize::MAX, Setup::Ceremony(&ptau)).unwrap();
+        Fixture { ptau, spec, keys }
+    })
+}
+
+/// `vk`'s canonical (postcard) encoding, in an envelope.
+fn bytes(vk: &VerifierKey) -> Vec<u8> {
+    let h = Header {
+        kind: FileKind::VerifyingKey,
+        spec_digest: zkstep_core::Fr::from(0u64),
+        params: ParamsKind::Ceremony,
+    };
+    files::encode(h, vk).unwrap()
+}
 
 #[test]
 fn keygen_from_ptau_files_proves_and_verifies() {
-    let dir = tempfile::tempdir().unwrap();
-    let power = 20u32; // ppsnark asks for about 695k generators even for this tiny circuit
-    let ck = CommitmentKey::<E1>::setup_from_rng(b"ck", 1 << power, rand::rngs::OsRng);
-    let mut f = std::io::BufWriter::new(
-        std::fs::File::create(dir.path().join(format!("ppot_pruned_{power:02}.ptau"))).unwrap(),
-    );
-    CommitmentEngine::<E1>::save_setup(&ck, &mut f).unwrap();
-    drop(f);
-    let spec = ModelSpec::from_toml_str(
-        "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 2\n",
-    )
-    .unwrap();
-    let keys = keygen(&spec, Some(2), usize::MAX, Setup::Ceremony(dir.path())).unwrap();
+    let f = fixture();
+    let (spec, keys) = (&f.spec, &f.keys);
     assert_eq!(keys.params, ParamsKind::Ceremony);
-    let before = Checkpoint::init(&spec, 3);
+    let before = Checkpoint::init(spec, 3);
     let batch = Batch {
         x: Matrix::from_vec(2, 2, vec![1, -2, 3, 4]).unwrap(),
         y: Matrix::from_vec(2, 2, vec![5, 6, 7, 8]).unwrap(),
         salt: seeded_salt(3, 0),
     };
-    let after = step(&spec, &before, &batch).unwrap().after;
-    let (proof, _) = prove(&keys, &before, &after, &batch, &mut |_| {}).unwrap();
+    let after = step(spec, &before, &batch).unwrap().after;
+    let (proof, _) = prove(keys, &before, &after, &batch, &mut |_| {}).unwrap();
     zkstep_circuits::verify::verify_payload(&keys.layout, &keys.vk, spec.digest(), &proof, None)
         .unwrap();
-    // an empty directory is a clear error
-    let empty = tempfile::tempdir().unwrap();
-    let e = match keygen(&spec, Some(2), usize::MAX, Setup::Ceremony(empty.path())) {
-        Ok(_) => panic!("keygen without ptau files succeeded"),
+}
+
+#[test]
+fn the_verifiers_rederivation_gives_keygens_key() {
+    // the verifier's `--ptau` check compares these encodings (another τ
+    // giving another key is tested there, verifier/tests/ceremony.rs)
+    let f = fixture();
+    let again = ceremony_keys(f.keys.layout.clone(), &f.ptau).unwrap();
+    assert!(
+        bytes(&again.vk) == bytes(&f.keys.vk),
+        "same files, another key"
+    );
+}
+
+#[test]
+fn unusable_ceremony_directories_are_clear_errors() {
+    let f = fixture();
+    let keygen_err = |dir: &Path| match keygen(&f.spec, Some(2), usize::MAX, Setup::Ceremony(dir)) {
+        Ok(_) => panic!("keygen from {} succeeded", dir.display()),
         Err(e) => e.to_string(),
     };
-    assert!(e.contains("ppot_pruned") || e.contains("ptau"), "{e}");
+    // an empty directory: no ppot_pruned file
+    let empty = tempfile::tempdir().unwrap();
+    let e = keygen_err(empty.path());
+    assert!(
+        e.contains("ppot_pruned") && e.contains(&empty.path().display().to_string()),
+        "{e}"
+    );
+    // missing, or a file
+    let missing = empty.path().join("missing");
+    let e = keygen_err(&missing);
+    assert!(e.contains(&missing.display().to_string()), "{e}");
+    let file = empty.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let e = keygen_err(&file);
+    assert!(e.contains("not a directory"), "{e}");
+    // truncated, and sections the ptau reader asserts on: errors, not panics
+    let dir = tempfile::tempdir().unwrap();
+    let name = ptau_name();
+    let mut head = vec![0u8; 4096];
+    std::io::Read::read_exact(
+        &mut std::fs::File::open(f.ptau.join(&name)).unwrap(),
+        &mut head,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(&name), &head).unwrap();
+    let e = keygen_err(dir.path());
+    assert!(
+        e.contains(&name) && e.contains(&dir.path().display().to_string()),
+        "{e}"
+    );
+    let mut odd = b"ptau".to_vec();
+    odd.extend_from_slice(&1u32.to_le_bytes()); // version
+    odd.extend_from_slice(&3u32.to_le_bytes()); // 3 sections, none of them 1, 2, 3
+    for id in [7u32, 8, 9] {
+        odd.extend_from_slice(&id.to_le_bytes());
+        odd.extend_from_slice(&0i64.to_le_bytes());
+    }
+    std::fs::write(dir.path().join(&name), &odd).unwrap();
+    match ceremony_keys(f.keys.layout.clone(), dir.path()) {
+        Err(ParamsError::Ptau { path, msg }) => {
+            assert_eq!(path, dir.path());
+            assert!(msg.contains("malformed") && msg.contains(&name), "{msg}");
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("parameters from a malformed ptau file"),
+    }
 }

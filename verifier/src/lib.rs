@@ -6,14 +6,19 @@
 //! rejected proof (a well-formed proof of something false, or of another
 //! statement). Reading and verifying never panic: nova-snark panics on some
 //! crafted proofs, and [`guard`] turns that into an error of the right kind.
+//! [`check_ceremony`] checks a key that says "ceremony" against the ceremony
+//! files: it re-derives the key from its spec, its rows and the files.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use zkstep_circuits::engine::VerifierKey;
 pub use zkstep_circuits::files::Statement;
 use zkstep_circuits::files::{
     self, FileKind, Header, ParamsKind, ProofPayload, VerifyingKeyPayload,
 };
+use zkstep_circuits::params::ParamsError;
 use zkstep_circuits::Layout;
 use zkstep_core::ModelSpec;
 
@@ -147,4 +152,47 @@ pub fn verify(
         .map_err(|r| VerifyError::Rejected(r.0))
     })?;
     Ok((st, t.elapsed()))
+}
+
+/// Check a ceremony key against a directory of `ppot_pruned_NN.ptau` files:
+/// re-derive Nova's public parameters for the key's spec and rows from those
+/// files and the compression verifying key from them
+/// (`zkstep_circuits::params::ceremony_keys`, the function keygen uses), and
+/// require the key's Nova verifying key to be that one, byte for byte in its
+/// canonical (postcard) encoding, and its schedule digest to be the spec's.
+///
+/// A directory that cannot be used (missing, not a directory, no file with
+/// enough powers, a truncated or corrupted file) is
+/// [`VerifyError::Malformed`]; a key that is not what the ceremony gives is
+/// [`VerifyError::Rejected`]. The caller decides what to do with a dev key
+/// (this only compares; a dev key is always rejected, having a random τ).
+/// A panic inside the SNARK library is [`VerifyError::Malformed`].
+pub fn check_ceremony(vk: &VerifyingKey, dir: &Path) -> Result<(), VerifyError> {
+    guard(VerifyError::Malformed, || {
+        let layout = Layout::new(&vk.layout.spec, vk.layout.rows)
+            .map_err(|e| VerifyError::Malformed(e.to_string()))?;
+        if layout.expected_schedule_digest() != vk.layout.expected_schedule_digest() {
+            return Err(VerifyError::Rejected(
+                "its schedule digest is not the one its spec and rows give".into(),
+            ));
+        }
+        let made = zkstep_circuits::params::ceremony_keys(Arc::new(layout), dir).map_err(|e| {
+            VerifyError::Malformed(match e {
+                ParamsError::Ptau { .. } => e.to_string(),
+                ParamsError::Setup(_) => format!("{}: {e}", dir.display()),
+            })
+        })?;
+        let encode = |v: &VerifierKey| {
+            postcard::to_stdvec(v)
+                .map_err(|e| VerifyError::Malformed(format!("cannot encode: {e}")))
+        };
+        if encode(&made.vk)? != encode(&vk.vk)? {
+            return Err(VerifyError::Rejected(
+                "its Nova verifying key differs from the one these files give for its spec and \
+                 rows (the key was made with another tau, or its params byte was changed)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    })
 }

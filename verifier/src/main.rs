@@ -4,6 +4,13 @@
 //! Never 101: a panic while reading the key or proof is malformed input, one
 //! while verifying is a rejection (both caught by `zkstep_verifier::guard`),
 //! and any other panic is reported as an error with status 2.
+//!
+//! `--ptau DIR` checks a ceremony key against the ceremony files before
+//! anything is verified (`zkstep_verifier::check_ceremony`): a key that is
+//! not what DIR gives for its spec and rows is rejected (1); a DIR that
+//! cannot be used (a panic in nova-snark's ptau reader included), or
+//! `--ptau` with a dev key, is an error (2). With `--ptau` and no `--proof`
+//! only the key is checked.
 
 use clap::Parser;
 use std::path::{Path, PathBuf};
@@ -15,27 +22,46 @@ use zkstep_core::input::peek;
 use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::ModelSpec;
 use zkstep_verifier::{
-    panic_message, read_proof, read_verifying_key, verify, Statement, VerifyError,
+    check_ceremony, panic_message, read_proof, read_verifying_key, verify, Statement, VerifyError,
+    VerifyingKey,
 };
 
 /// Verify a zkstep proof of one training step.
 #[derive(Parser, Debug)]
-#[command(name = "zkstep-verify", version, about)]
+#[command(
+    name = "zkstep-verify",
+    version,
+    about,
+    after_help = "Exit status: 0 accepted (with --ptau and no --proof: the key checked); \
+                  1 rejected (the proof, or a key that is not what the --ptau files give); \
+                  2 malformed input or usage error (a --ptau DIR that cannot be used, \
+                  --ptau with a dev key).\n\
+                  A ceremony key's params are printed as \"ceremony, checked against DIR\" \
+                  with --ptau DIR, else as unchecked: the params byte is one byte of the \
+                  key file that anyone can change."
+)]
 struct Args {
     /// Verifying key file (from `zkstep keygen`).
     #[arg(long)]
     vk: PathBuf,
-    /// Proof file (from `zkstep prove`).
-    #[arg(long)]
-    proof: PathBuf,
+    /// Proof file (from `zkstep prove`); optional with --ptau (then only the key is checked).
+    #[arg(long, required_unless_present = "ptau")]
+    proof: Option<PathBuf>,
+    /// Directory of `ppot_pruned_NN.ptau` ceremony files (what `zkstep keygen
+    /// --ptau-dir` was given): re-derive the key from its spec, its rows and
+    /// these files and reject it unless it is the same (ceremony keys only;
+    /// takes seconds to minutes, as long as keygen's parameter setup). Without it a
+    /// ceremony key's params are reported as unchecked.
+    #[arg(long, value_name = "DIR")]
+    ptau: Option<PathBuf>,
     /// Checkpoint θ_t: its commitment must be the proof's c_before (needs --spec).
-    #[arg(long, requires = "spec")]
+    #[arg(long, requires = "spec", requires = "proof")]
     before: Option<PathBuf>,
     /// Checkpoint θ_{t+1}: its commitment must be the proof's c_after (needs --spec).
-    #[arg(long, requires = "spec")]
+    #[arg(long, requires = "spec", requires = "proof")]
     after: Option<PathBuf>,
     /// Batch file: its commitment must be the proof's c_batch (needs --spec).
-    #[arg(long, requires = "spec")]
+    #[arg(long, requires = "spec", requires = "proof")]
     batch: Option<PathBuf>,
     /// The model spec the checkpoints are for (must be the verifying key's).
     #[arg(long)]
@@ -105,14 +131,40 @@ fn read_envelope(path: &Path, input: Input, kind: FileKind) -> Result<Vec<u8>, S
 }
 
 /// The key's params kind for a person: "ceremony" is only what the key file
-/// says (keygen wrote that byte; nothing here checks it against a ceremony).
-fn describe_params(params: ParamsKind) -> String {
-    match params {
-        ParamsKind::Dev => params.describe().to_string(),
-        ParamsKind::Ceremony => format!(
-            "{} (as the key file says; not checked against a ceremony file)",
-            params.describe()
-        ),
+/// says (one byte anyone can change) unless `--ptau` checked it.
+fn describe_params(params: ParamsKind, checked: Option<&Path>) -> String {
+    match (params, checked) {
+        (ParamsKind::Dev, _) => params.describe().to_string(),
+        (ParamsKind::Ceremony, Some(dir)) => format!("ceremony, checked against {}", dir.display()),
+        (ParamsKind::Ceremony, None) => {
+            "ceremony (unchecked: pass --ptau DIR to check it against the ceremony files)".into()
+        }
+    }
+}
+
+/// `--ptau DIR`: check a ceremony key against DIR; `Err` is the exit status.
+fn check_key(a: &Args, vk: &VerifyingKey, dir: &Path) -> Result<(), ExitCode> {
+    if vk.params == ParamsKind::Dev {
+        return Err(fail(
+            2,
+            format!(
+                "{}: the key says dev params (a fresh random tau from keygen), so there are no \
+                 ceremony files to check it against: --ptau is for ceremony keys",
+                a.vk.display()
+            ),
+        ));
+    }
+    match check_ceremony(vk, dir) {
+        Ok(()) => Ok(()),
+        Err(VerifyError::Malformed(m)) => Err(fail(2, format!("--ptau {m}"))),
+        Err(VerifyError::Rejected(m)) => Err(fail(
+            1,
+            format!(
+                "REJECTED: {}: not the key the ceremony files in {} give: {m}",
+                a.vk.display(),
+                dir.display()
+            ),
+        )),
     }
 }
 
@@ -126,11 +178,15 @@ fn run(a: &Args) -> ExitCode {
         Ok(v) => v,
         Err(e) => return fail(2, format!("{}: {e}", a.vk.display())),
     };
-    let proof = match read_envelope(&a.proof, Input::Proof, FileKind::Proof).map(|b| read_proof(&b))
-    {
-        Ok(Ok(p)) => p,
-        Ok(Err(e)) => return fail(2, format!("{}: {e}", a.proof.display())),
-        Err(e) => return fail(2, e),
+    let proof = match &a.proof {
+        None => None,
+        Some(path) => {
+            match read_envelope(path, Input::Proof, FileKind::Proof).map(|b| read_proof(&b)) {
+                Ok(Ok(p)) => Some((path, p)),
+                Ok(Err(e)) => return fail(2, format!("{}: {e}", path.display())),
+                Err(e) => return fail(2, e),
+            }
+        }
     };
     // Optional: recompute commitments from the user's files.
     let mut expected: Option<Statement> = None;
@@ -150,6 +206,10 @@ fn run(a: &Args) -> ExitCode {
                 ),
             );
         }
+        let Some((_, proof)) = &proof else {
+            // key only (--ptau without --proof): the spec must be the key's, as above
+            return check_only(a, &vk);
+        };
         let mut st = proof.statement();
         if let Some(p) = &a.before {
             match read_checkpoint(p, &spec) {
@@ -174,6 +234,16 @@ fn run(a: &Args) -> ExitCode {
         }
         expected = Some(st);
     }
+    let Some((proof_path, proof)) = proof else {
+        return check_only(a, &vk);
+    };
+    // the key first: nothing is accepted under a key that fails its check
+    if let Some(dir) = &a.ptau {
+        if let Err(code) = check_key(a, &vk, dir) {
+            return code;
+        }
+    }
+    let checked = a.ptau.as_deref();
     match verify(&vk, &proof, expected.as_ref()) {
         Ok((st, dt)) => {
             if a.json {
@@ -187,6 +257,7 @@ fn run(a: &Args) -> ExitCode {
                         "c_batch": fr_to_hex(&st.c_batch),
                         "step": st.step,
                         "params": format!("{:?}", vk.params).to_lowercase(),
+                        "params_checked_against": checked.map(|d| d.display().to_string()),
                         "verify_ms": dt.as_secs_f64() * 1e3,
                     })
                 ));
@@ -197,11 +268,55 @@ fn run(a: &Args) -> ExitCode {
                 say(&format!("  c_before    {}", fr_to_hex(&st.c_before)));
                 say(&format!("  c_after     {}", fr_to_hex(&st.c_after)));
                 say(&format!("  c_batch     {}", fr_to_hex(&st.c_batch)));
-                say(&format!("  params      {}", describe_params(vk.params)));
+                say(&format!(
+                    "  params      {}",
+                    describe_params(vk.params, checked)
+                ));
             }
             ExitCode::SUCCESS
         }
-        Err(VerifyError::Malformed(m)) => fail(2, format!("{}: {m}", a.proof.display())),
-        Err(VerifyError::Rejected(m)) => fail(1, format!("REJECTED: {}: {m}", a.proof.display())),
+        Err(VerifyError::Malformed(m)) => fail(2, format!("{}: {m}", proof_path.display())),
+        Err(VerifyError::Rejected(m)) => {
+            fail(1, format!("REJECTED: {}: {m}", proof_path.display()))
+        }
     }
+}
+
+/// `--ptau DIR` without `--proof`: check the key only.
+fn check_only(a: &Args, vk: &VerifyingKey) -> ExitCode {
+    let Some(dir) = &a.ptau else {
+        // clap requires --proof unless --ptau is given
+        return fail(
+            2,
+            "--proof is required (or --ptau DIR to check the key only)".into(),
+        );
+    };
+    let t = std::time::Instant::now();
+    if let Err(code) = check_key(a, vk, dir) {
+        return code;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    if a.json {
+        say(&format!(
+            "{}",
+            serde_json::json!({
+                "key_checked": true,
+                "spec_digest": fr_to_hex(&vk.layout.spec_digest),
+                "params": "ceremony",
+                "params_checked_against": dir.display().to_string(),
+                "check_s": secs,
+            })
+        ));
+    } else {
+        say(&format!("KEY CHECKED in {secs:.1} s: {}", a.vk.display()));
+        say(&format!(
+            "  spec_digest {}",
+            fr_to_hex(&vk.layout.spec_digest)
+        ));
+        say(&format!(
+            "  params      {}",
+            describe_params(vk.params, Some(dir))
+        ));
+    }
+    ExitCode::SUCCESS
 }

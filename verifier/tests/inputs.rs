@@ -1,8 +1,8 @@
 //! What `zkstep-verify` reads: a device or a FIFO given as `--vk` or
 //! `--proof` is malformed input (exit 2, at once, naming the file); a
 //! proving key given as `--vk` is refused as the wrong kind by its header,
-//! without reading the rest; a key that says "ceremony" is reported as only
-//! that: what the key file says.
+//! without reading the rest; a key that says "ceremony" is reported as
+//! unchecked without `--ptau` (tests/ceremony.rs checks it with `--ptau`).
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -112,10 +112,10 @@ fn a_proving_key_given_as_vk_is_refused_as_the_wrong_kind() {
 }
 
 #[test]
-fn ceremony_is_reported_as_what_the_key_file_says() {
+fn ceremony_is_reported_as_unchecked_without_ptau() {
     // the fixture key and proof are dev keys; relabelled "ceremony" (the
     // params byte is covered by the checksum, which anyone can recompute)
-    // they still verify: the label is not checked against a ceremony file
+    // they still verify: without --ptau the label is not checked
     let dir = tempfile::tempdir().unwrap();
     let relabel = |name: &str, kind: FileKind| {
         let bytes = std::fs::read(fx(name)).unwrap();
@@ -134,7 +134,7 @@ fn ceremony_is_reported_as_what_the_key_file_says() {
     assert_eq!(rc, 0, "{err}");
     assert!(
         out.contains("ceremony")
-            && out.contains("as the key file says; not checked against a ceremony file"),
+            && out.contains("unchecked: pass --ptau DIR to check it against the ceremony files"),
         "{out}"
     );
 }
