@@ -2,12 +2,14 @@
 //!
 //! Every fold runs the same circuit (Nova folds one shape), a *tile*: up to
 //! `rows` output units of one layer, padded to the spec's widest input
-//! `n_max`. Folds go layer L, L−1, …, 1 and end with the *input tiles*
-//! (layer 0) that bring the batch inputs X in. The sequence of tile
-//! descriptors is the *schedule*; the circuit hashes each fold's descriptor
-//! into the state, and the verifier compares the final hash with the
-//! schedule it derives from the spec, so folds cannot be reordered, skipped
-//! or repeated.
+//! `n_max`, and an *X section* of `xcols` columns of the batch input X.
+//! Folds go layer L, L−1, …, 1; the X sections of consecutive folds take
+//! X's columns in order, so the input costs no folds of its own unless it is
+//! wider than the layers' folds can carry (then layer 1 gets extra tiles with
+//! no active rows). The sequence of tile descriptors is the *schedule*; the
+//! circuit hashes each fold's descriptor into the state, and the verifier
+//! compares the final hash with the schedule it derives from the spec, so
+//! folds cannot be reordered, skipped or repeated.
 
 use crate::error::CircuitError;
 use crate::slots::FoldSlots;
@@ -23,23 +25,30 @@ use zkstep_core::poseidon::{h24, Fr, RATE};
 use zkstep_core::spec::{Activation, Optimizer};
 use zkstep_core::ModelSpec;
 
+/// Fields of a tile descriptor; the first [`DESC_NUMBERS`] are numbers, the rest flags.
+pub const DESC_FIELDS: usize = 11;
+/// The descriptor's numeric fields (layer, j0, rows_active, n_in, x0, x_active).
+pub const DESC_NUMBERS: usize = 6;
+
 /// What one fold does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TileDesc {
-    /// Layer 1..=L, or 0 for an input tile.
+    /// Layer 1..=L.
     pub layer: usize,
     /// First output unit (row) of the tile.
     pub j0: usize,
     /// Rows in use (≤ `rows`).
     pub rows_active: usize,
-    /// Input width of the layer (0 for input tiles).
+    /// Input width of the layer.
     pub n_in: usize,
+    /// First column of X in this fold's X section.
+    pub x0: usize,
+    /// X columns in use (≤ `xcols`).
+    pub x_active: usize,
     /// ReLU layer.
     pub is_relu: bool,
     /// The last layer (its outputs feed the loss).
     pub is_top: bool,
-    /// An input tile.
-    pub is_input: bool,
     /// First tile of its layer.
     pub first: bool,
     /// Last tile of its layer.
@@ -50,15 +59,16 @@ pub struct TileDesc {
 
 impl TileDesc {
     /// The descriptor as field elements, in the order the circuit absorbs them.
-    pub fn fields(&self) -> [u64; 10] {
+    pub fn fields(&self) -> [u64; DESC_FIELDS] {
         [
             self.layer as u64,
             self.j0 as u64,
             self.rows_active as u64,
             self.n_in as u64,
+            self.x0 as u64,
+            self.x_active as u64,
             self.is_relu as u64,
             self.is_top as u64,
-            self.is_input as u64,
             self.first as u64,
             self.last as u64,
             self.is_final as u64,
@@ -79,6 +89,10 @@ pub struct Layout {
     pub batch: usize,
     /// Rows (output units) per tile.
     pub rows: usize,
+    /// Columns of X per fold (the X section).
+    pub xcols: usize,
+    /// Columns of X (layer 1's input width).
+    pub x_width: usize,
     /// Fold sequence.
     pub schedule: Vec<TileDesc>,
     /// Values per weight record (W row + b, and vW row + vb for momentum).
@@ -110,12 +124,21 @@ impl Layout {
         let n_max = spec.max_inputs();
         let momentum = spec.optimizer.has_state();
         let record_len = (n_max + 1) * if momentum { 2 } else { 1 };
+        let x_width = spec.input_width();
+        let layer_folds: usize = spec.layers.iter().map(|l| ceil_div(l.outputs, rows)).sum();
+        // X spread over every fold, but an X section never much larger than
+        // the weight rows (≈ 70 constraints an input value, ≈ 260 a weight):
+        // a wide input to a narrow net gets extra folds instead.
+        let cap = (4 * rows * n_max / spec.batch_size.max(1)).max(1);
+        let xcols = ceil_div(x_width, layer_folds.max(1)).clamp(1, cap);
         let mut layout = Layout {
             spec: spec.clone(),
             spec_digest: spec.digest(),
             n_max,
             batch: spec.batch_size,
             rows,
+            xcols,
+            x_width,
             schedule: vec![],
             record_len,
             slots: crate::slots::register(spec.batch_size),
@@ -140,41 +163,46 @@ impl Layout {
     fn make_schedule(&self) -> Vec<TileDesc> {
         let nl = self.spec.layers.len();
         let mut s = vec![];
-        let mut push_layer = |layer: usize,
-                              units: usize,
-                              n_in: usize,
-                              is_relu: bool,
-                              is_top: bool,
-                              is_input: bool| {
-            let tiles = ceil_div(units, self.rows);
+        for l in (1..=nl).rev() {
+            let ls = &self.spec.layers[l - 1];
+            let tiles = ceil_div(ls.outputs, self.rows);
             for t in 0..tiles {
                 let j0 = t * self.rows;
                 s.push(TileDesc {
-                    layer,
+                    layer: l,
                     j0,
-                    rows_active: (units - j0).min(self.rows),
-                    n_in,
-                    is_relu,
-                    is_top,
-                    is_input,
+                    rows_active: (ls.outputs - j0).min(self.rows),
+                    n_in: ls.inputs,
+                    x0: 0,
+                    x_active: 0,
+                    is_relu: ls.activation == Activation::Relu,
+                    is_top: l == nl,
                     first: t == 0,
                     last: t + 1 == tiles,
                     is_final: false,
                 });
             }
-        };
-        for l in (1..=nl).rev() {
-            let ls = &self.spec.layers[l - 1];
-            push_layer(
-                l,
-                ls.outputs,
-                ls.inputs,
-                ls.activation == Activation::Relu,
-                l == nl,
-                false,
-            );
         }
-        push_layer(0, self.spec.input_width(), 0, false, false, true);
+        // X wider than the folds carry: layer 1 continues with tiles that
+        // have no active rows (its last tile is then the last of these)
+        let x_folds = ceil_div(self.x_width, self.xcols);
+        if let Some(&l1) = s.last() {
+            for _ in s.len()..x_folds {
+                let prev = s.last_mut().expect("layer 1 has a tile");
+                prev.last = false;
+                s.push(TileDesc {
+                    j0: l1.j0 + l1.rows_active,
+                    rows_active: 0,
+                    first: false,
+                    last: true,
+                    ..l1
+                });
+            }
+        }
+        for (f, d) in s.iter_mut().enumerate() {
+            d.x0 = (f * self.xcols).min(self.x_width);
+            d.x_active = (self.x_width - d.x0).min(self.xcols);
+        }
         if let Some(last) = s.last_mut() {
             last.is_final = true;
         }
@@ -202,9 +230,9 @@ impl Layout {
         matches!(self.spec.optimizer, Optimizer::Momentum { .. })
     }
 
-    /// Highest power of ρ a fold needs (ρ^0 … ρ^{max(n_max, rows)}).
+    /// Highest power of ρ a fold needs (ρ^0 … ρ^{max(n_max, rows, xcols)}).
     pub fn max_pow(&self) -> usize {
-        self.n_max.max(self.rows)
+        self.n_max.max(self.rows).max(self.xcols)
     }
 
     /// The initial state z₀ for a statement and challenges (from the slot registry).
@@ -236,6 +264,7 @@ impl Layout {
                 }
                 Init::Transcript2 => transcript2_init(self.spec_digest, ch.rho),
                 Init::Zero => Fr::from(0u64),
+                Init::One => Fr::from(1u64),
             })
             .collect()
     }

@@ -22,6 +22,27 @@ use zkstep_core::{Fr, ModelSpec};
 /// output unit of a 256-wide layer still fits (512 needs ≈190k, 8 GB).
 pub const DEFAULT_FOLD_BUDGET: usize = 1 << 17;
 
+/// Nova's augmented circuit on top of ours: constraints, variables and
+/// matrix non-zeros. The non-zeros are the only term that decides the
+/// padding in practice; 300k is the value the width sweep's 2²¹/2²² split
+/// pins down (between 291k and 303k).
+pub const NOVA_OVERHEAD: (usize, usize, usize) = (16_300, 16_300, 300_000);
+
+/// The padded MicroSpartan size a fold's circuit stays within when it can
+/// (2²¹: about 4 GiB of prover memory on the development machine).
+pub const MAX_PADDED: usize = 1 << 21;
+
+/// MicroSpartan's padded instance size for a step circuit of these
+/// statistics (Nova's circuit included): the next power of two of
+/// max(non-zeros, 2·variables, constraints). Prover memory follows it.
+pub fn padded_size(s: &ShapeStats) -> usize {
+    let (c, v, nz) = NOVA_OVERHEAD;
+    (s.nonzeros + nz)
+        .max(2 * (s.variables + v))
+        .max(s.constraints + c)
+        .next_power_of_two()
+}
+
 /// Size of the step circuit of a layout: what the prover's memory follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShapeStats {
@@ -68,8 +89,9 @@ pub fn count_constraints(layout: &Layout) -> Result<usize, CircuitError> {
 }
 
 /// Lay out a spec with as many output units per tile as fit `budget`
-/// constraints (the fold grows with the rows of a tile; found by doubling,
-/// then bisection, with exact counts).
+/// constraints and keep the padded instance within [`MAX_PADDED`] (the fold
+/// grows with the rows of a tile; found by doubling, then bisection, with
+/// exact counts). One unit per tile when even that is over the memory bound.
 pub fn fit(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
     let one = Layout::new(spec, 1)?;
     let need = count_constraints(&one)?;
@@ -78,7 +100,8 @@ pub fn fit(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
     }
     let widest = one.widest_layer();
     let fits = |r: usize| -> Result<bool, CircuitError> {
-        Ok(count_constraints(&Layout::new(spec, r)?)? <= budget)
+        let st = shape_stats(&Layout::new(spec, r)?)?;
+        Ok(st.constraints <= budget && padded_size(&st) <= MAX_PADDED)
     };
     let (mut lo, mut hi) = (1, 2);
     while hi <= widest && fits(hi)? {

@@ -84,6 +84,20 @@ pub struct LinkSlots {
     pub rem_ar: Range<usize>,
 }
 
+/// Owned by the inputs component: what the folds' X sections produced so
+/// far about the batch input X, settled against layer 1's claims on the last fold.
+#[derive(Clone, Debug)]
+pub struct InputSlots {
+    /// ρ^{x0} of the next X section.
+    pub x_rho: usize,
+    /// γ^{x0} of the next X section.
+    pub x_gamma: usize,
+    /// Running Σ_k γ^k·τA_X[k] over the X columns so far.
+    pub x_prod: usize,
+    /// Running Aρ_X[i] = Σ_k ρ^k·X[i, k] over the X columns so far (B values).
+    pub x_ar: Range<usize>,
+}
+
 /// Every slot of a fold's state.
 #[derive(Clone, Debug)]
 pub struct FoldSlots {
@@ -99,6 +113,8 @@ pub struct FoldSlots {
     pub batch: BatchSlots,
     /// Claims between folds.
     pub links: LinkSlots,
+    /// The batch input's running claims.
+    pub inputs: InputSlots,
     /// The registry (z₀ and the final checks are derived from it).
     pub registry: Registry,
 }
@@ -155,6 +171,12 @@ pub fn register(batch: usize) -> FoldSlots {
         g_off: private(&mut r, "g_off"),
         rem_ar: r.add_private("rem_ar", batch),
     };
+    let inputs = InputSlots {
+        x_rho: r.add("x_rho", Init::One, Final::Cleared),
+        x_gamma: r.add("x_gamma", Init::One, Final::Cleared),
+        x_prod: private(&mut r, "x_prod"),
+        x_ar: r.add_private("x_ar", batch),
+    };
     FoldSlots {
         statement,
         schedule,
@@ -162,6 +184,7 @@ pub fn register(batch: usize) -> FoldSlots {
         transcript,
         batch: batch_slots,
         links,
+        inputs,
         registry: r,
     }
 }

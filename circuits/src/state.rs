@@ -22,6 +22,8 @@ pub enum Init {
     Transcript2,
     /// Zero.
     Zero,
+    /// One (a running power x^0).
+    One,
 }
 
 /// Public values a constant slot holds.

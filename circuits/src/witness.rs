@@ -40,6 +40,8 @@ pub struct TileWitness {
     pub rows: Vec<RowWitness>,
     /// The consumer's claims (depend on the challenges).
     pub links: LinkWitness,
+    /// The X section: X[i, x0 + c] at `i·xcols + c` (zero past `x_active`).
+    pub x: Vec<i64>,
     /// Salt of the batch commitment.
     pub salt: Fr,
 }
@@ -89,6 +91,7 @@ fn padding(layout: &Layout, d: TileDesc, salt: Fr) -> TileWitness {
             ar_in: vec![Fr::from(0u64); bsz],
             ar_up: vec![Fr::from(0u64); bsz],
         },
+        x: vec![0; bsz * layout.xcols],
         salt,
     }
 }
@@ -175,19 +178,14 @@ pub fn build_witnesses(
     let mut out = Vec::with_capacity(layout.num_folds());
     for d in &layout.schedule {
         let mut tw = padding(layout, *d, batch.salt);
-        if d.is_input {
-            for i in 0..layout.batch {
-                for t in 0..d.rows_active {
-                    let c = &mut tw.cells[i * layout.rows + t];
-                    c.z = batch.x.at(i, d.j0 + t);
-                    c.s = (c.z >= 1) as i64;
-                }
+        for t in 0..d.rows_active {
+            fill_row(&mut tw.rows[t], before, trace, d.layer - 1, d.j0 + t)?;
+        }
+        fill_cells(&mut tw, layout, trace, batch)?;
+        for i in 0..layout.batch {
+            for c in 0..d.x_active {
+                tw.x[i * layout.xcols + c] = batch.x.at(i, d.x0 + c);
             }
-        } else {
-            for t in 0..d.rows_active {
-                fill_row(&mut tw.rows[t], before, trace, d.layer - 1, d.j0 + t)?;
-            }
-            fill_cells(&mut tw, layout, trace, batch)?;
         }
         out.push(tw);
     }
@@ -251,11 +249,9 @@ fn fill_claims(
     };
     for tw in out.iter_mut() {
         let d = tw.desc;
-        if !d.is_input {
-            let a = layer_output(d.layer - 1);
-            tw.links.ta_in = tau_a(a);
-            tw.links.ar_in = a_rho(a);
-        }
+        let a = layer_output(d.layer - 1);
+        tw.links.ta_in = tau_a(a);
+        tw.links.ar_in = a_rho(a);
         if d.first && !d.is_top {
             tw.links.ar_up = a_rho(layer_output(d.layer));
         }

@@ -40,22 +40,22 @@ fn shape(layout: &Layout) -> String {
 #[test]
 fn constraint_counts() {
     let tiny = ModelSpec::from_toml_str(TWO_LAYER).unwrap();
-    expect!["rows 2 folds 5 arity 26 constraints/fold 16175"]
+    expect!["rows 2 folds 3 arity 32 constraints/fold 15608"]
         .assert_eq(&shape(&Layout::new(&tiny, 2).unwrap()));
     let mom = ModelSpec::from_toml_str(
         &TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
     )
     .unwrap();
-    expect!["rows 1 folds 9 arity 26 constraints/fold 12345"]
+    expect!["rows 1 folds 6 arity 32 constraints/fold 12559"]
         .assert_eq(&shape(&Layout::new(&mom, 1).unwrap()));
-    expect!["rows 12 folds 6 arity 31 constraints/fold 130688"].assert_eq(&shape(
+    expect!["rows 11 folds 5 arity 42 constraints/fold 112736"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&demo_spec(), zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     let wide = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
     )
     .unwrap();
-    expect!["rows 5 folds 26 arity 31 constraints/fold 115970"].assert_eq(&shape(
+    expect!["rows 5 folds 13 arity 42 constraints/fold 118582"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&wide, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
 }

@@ -93,7 +93,6 @@ fn remainder_of_scale_with_quotient_one_lower_is_rejected() {
         c.witnesses
             .iter()
             .enumerate()
-            .filter(|(_, w)| !w.desc.is_input)
             .find_map(|(f, w)| pick(w).map(|i| (f, i)))
     };
     let (f, i) = find(&|w| {
@@ -145,9 +144,9 @@ fn another_batch_is_rejected() {
     let c = two();
     // another target under the same gradient: the loss constraint
     rejects(&c, fold_of(&c, 2), "loss", |w| w.cells[0].y += 1);
-    // another input: the forward identity of layer 1 no longer holds with the claims
-    let f0 = c.witnesses.iter().position(|w| w.desc.is_input).unwrap();
-    rejects(&c, f0, "ta_settled", |w| w.cells[0].z += 1);
+    // another input: layer 1's claims about X no longer hold when the last fold settles them
+    let f0 = c.witnesses.iter().position(|w| w.desc.x_active > 0).unwrap();
+    rejects(&c, f0, "x_ta_settled", |w| w.x[0] += 1);
 }
 
 #[test]
@@ -179,7 +178,7 @@ fn rejects_layer(c: &Case, layer: usize, needle: &str, mutate: impl Fn(&mut Tile
     let mut ws = c.witnesses.clone();
     for w in ws
         .iter_mut()
-        .filter(|w| w.desc.layer == layer && !w.desc.is_input)
+        .filter(|w| w.desc.layer == layer)
     {
         mutate(w);
     }
@@ -197,9 +196,9 @@ fn consumed_tau_a_must_be_what_the_layer_below_produced() {
     let c = two();
     // Layer 1 reads 3 inputs out of n_max = 4: its τA[3] meets only zero
     // weights, so the forward check cannot see it. Claimed alike in all of
-    // layer 1's folds, only the γ-combination settled by the input tiles can.
+    // layer 1's folds, only the γ-combination settled against the X sections can.
     assert!(c.layout.spec.layers[0].inputs < c.layout.n_max);
-    rejects_layer(&c, 1, "ta_settled", |w| {
+    rejects_layer(&c, 1, "x_ta_settled", |w| {
         w.links.ta_in[3] += zkstep_core::Fr::from(1u64)
     });
     // and a different vector in one fold only breaks the layer's digest
@@ -331,4 +330,34 @@ fn wrong_salt_is_rejected_at_the_last_fold() {
     rejects(&c, last, "c_batch_opened", |w| {
         w.salt += zkstep_core::Fr::from(1u64)
     });
+}
+
+#[test]
+fn an_input_wider_than_the_folds_gets_layer_one_tiles_without_rows() {
+    // one output unit, 5 inputs, batch 8: the X section is capped at 2 columns,
+    // so layer 1 continues with two tiles that carry only X
+    let toml = "batch_size = 8\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 5\noutputs = 1\n";
+    let c = case(toml, Some(1), 5);
+    let s = &c.layout.schedule;
+    assert_eq!((c.layout.xcols, s.len()), (2, 3));
+    assert!(s[1..].iter().all(|d| d.layer == 1 && d.rows_active == 0));
+    assert!(s[2].last && s[2].is_final && !s[0].last);
+    assert_eq!(
+        s.iter().map(|d| (d.x0, d.x_active)).collect::<Vec<_>>(),
+        vec![(0, 2), (2, 2), (4, 1)]
+    );
+    let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap();
+    c.layout.check_final(&c.z0, &zn).unwrap();
+    // X in a row-less tile is still settled against layer 1's claims
+    rejects(&c, 2, "x_ta_settled", |w| w.x[0] += 1);
+    // a masked column contributes nothing, so it cannot cancel a wrong claim
+    // after γ is known: with garbage in it every fold still holds (were it
+    // counted, x_ta_settled would fail)
+    let mut ws = c.witnesses.clone();
+    assert_eq!(ws[2].desc.x_active, 1);
+    ws[2].x[1] = 7;
+    assert_eq!(run_all(&c.layout, &ws, &c.z0).unwrap(), zn);
+    // an input one past the declared range
+    let c32 = case(&toml.replace("batch_size", "value_bits = 32\nbatch_size"), Some(1), 5);
+    rejects(&c32, 1, "x/x0/v0/range", |w| w.x[0] = 1 << 31);
 }

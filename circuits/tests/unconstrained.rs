@@ -83,7 +83,7 @@ fn every_private_variable_is_constrained() {
         TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
     ] {
         let c = case(&toml, Some(2), 7);
-        // a middle fold (layer 1, which has a layer above and below) and an input tile
+        // a middle fold (layer 1, which has a layer above and below) and the last fold (which settles the claims about X)
         for f in [
             c.witnesses.iter().position(|w| w.desc.layer == 1).unwrap(),
             c.witnesses.len() - 1,

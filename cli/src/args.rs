@@ -270,7 +270,8 @@ pub struct BenchArgs {
     /// Replace existing --json/--csv/--plot files.
     #[arg(long)]
     pub force: bool,
-    /// Only synthesise each width's fold and estimate its memory; prove nothing.
+    /// Prove nothing: synthesise each width's fold, count constraints per fold and per weight
+    /// (Nova's augmented circuit included) and estimate peak memory.
     #[arg(long)]
     pub dry_run: bool,
     /// Run nothing: re-render the table, CSV, plot and Markdown from a saved --json report.

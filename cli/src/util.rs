@@ -81,16 +81,12 @@ impl FoldBar {
                 );
             }
             ProveEvent::Folded { index, desc, .. } => {
-                self.pb.set_message(if desc.is_input {
-                    "inputs".to_string()
-                } else {
-                    format!(
-                        "layer {} rows {}..{}",
-                        desc.layer,
-                        desc.j0,
-                        desc.j0 + desc.rows_active
-                    )
-                });
+                self.pb.set_message(format!(
+                    "layer {} rows {}..{}",
+                    desc.layer,
+                    desc.j0,
+                    desc.j0 + desc.rows_active
+                ));
                 self.pb.set_position(index as u64 + 1);
             }
             ProveEvent::Compressing => self.pb.finish_and_clear(),

@@ -147,3 +147,38 @@ pub fn select<CS: ConstraintSystem<Fr>>(
     );
     Ok(out)
 }
+
+/// `Σ_k x^k·c_k` by Horner's rule (`len − 1` constraints, no powers of x):
+/// `c_0 + x·(c_1 + x·(c_2 + …))`. Native twin: the plain sum of `x^k·c_k`.
+pub fn horner<CS: ConstraintSystem<Fr>>(mut cs: CS, x: &Expr, coeffs: &[Expr]) -> Result<Expr> {
+    let Some((last, rest)) = coeffs.split_last() else {
+        return Ok(zero());
+    };
+    let mut acc = last.clone();
+    for (k, c) in rest.iter().enumerate().rev() {
+        let p = mul(cs.namespace(|| format!("h{k}")), &acc, x)?;
+        acc = add(&var(&p), c);
+    }
+    Ok(acc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ff::Field;
+    use nova_snark::frontend::test_cs::TestConstraintSystem;
+
+    #[test]
+    fn horner_is_the_sum_of_powers() {
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let x = alloc(cs.namespace(|| "x"), Some(Fr::from(7u64))).unwrap();
+        let c: Vec<Expr> = (0..5u64)
+            .map(|k| var(&alloc(cs.namespace(|| format!("c{k}")), Some(Fr::from(k * k + 1))).unwrap()))
+            .collect();
+        let h = horner(cs.namespace(|| "h"), &var(&x), &c).unwrap();
+        let want: Fr = (0..5u64).map(|k| Fr::from(7u64).pow_vartime([k]) * Fr::from(k * k + 1)).sum();
+        assert_eq!(h.get_value(), Some(want));
+        assert!(cs.is_satisfied());
+        assert_eq!(cs.num_constraints(), 4);
+    }
+}

@@ -3,6 +3,7 @@
 //!
 //! - [`ivc`]: keygen, proving (witnesses from the reference trace, Nova
 //!   folding, compression) and the key/proof files;
+//! - [`overhead`]: the constraints Nova's own circuits add to every fold;
 //! - [`error`]: the error type, [`ProverError`].
 //!
 //! Every BN254 MSM Nova does goes through zkstep-msm (via the `blitzar`
@@ -11,5 +12,6 @@
 
 pub mod error;
 pub mod ivc;
+pub mod overhead;
 
 pub use error::{ProverError, Result};

@@ -1,18 +1,20 @@
-//! The challenges component: the powers of ρ and γ a fold needs, the
-//! per-sample strides ρ^{i·n_max}, and the tile offsets ρ^{j0}, γ^{j0}
-//! (1 on a layer's first tile, else the previous tile's times x^rows).
+//! The challenges component: the powers of ρ and γ a fold needs as vectors
+//! (up to `max(rows, xcols)`: sums over a row's n_max weights use Horner's
+//! rule instead), the per-sample strides ρ^{i·n_max}, and the tile offsets
+//! ρ^{j0}, γ^{j0} (1 on a layer's first tile, else the previous tile's times
+//! x^rows).
 
 use super::ctx::{Ctx, Var};
 use super::desc::Flags;
 use ff::Field;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{cst, mul, select, var, Expr, Fr};
+use zkstep_gadgets::expr::{cst, materialise, mul, select, var, Expr, Fr};
 
 /// Powers of the challenges.
 pub(crate) struct Powers {
-    /// `ρ^0 … ρ^max_pow`.
+    /// `ρ^0 … ρ^m`, m = max(rows, xcols, 1).
     pub rho: Vec<Expr>,
-    /// `γ^0 … γ^max_pow`.
+    /// `γ^0 … γ^m`.
     pub gamma: Vec<Expr>,
     /// `ρ^{i·n_max}` for each sample i.
     pub sample: Vec<Expr>,
@@ -29,14 +31,14 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     flags: &Flags,
 ) -> Result<Powers, SynthesisError> {
     let slots = &ctx.lay.slots;
-    let upto = ctx.lay.max_pow();
+    let upto = ctx.rows.max(ctx.lay.xcols).max(1);
     let rho = powers_of(cs.namespace(|| "rho"), &ctx.z(slots.statement.rho), upto)?;
     let gamma = powers_of(
         cs.namespace(|| "gamma"),
         &ctx.z(slots.transcript.gamma),
         upto,
     )?;
-    let stride = rho[ctx.n].clone();
+    let stride = var(&power(cs.namespace(|| "stride"), &rho[1], ctx.n)?);
     let mut sample: Vec<Expr> = vec![cst::<CS>(Fr::ONE)];
     for i in 1..ctx.batch {
         let p = mul(cs.namespace(|| format!("b{i}")), &sample[i - 1], &stride)?;
@@ -76,6 +78,25 @@ fn powers_of<CS: ConstraintSystem<Fr>>(
     }
     p.truncate(upto + 1);
     Ok(p)
+}
+
+/// `x^e` for e ≥ 1 by squaring and multiplying (≤ 2·log₂ e constraints).
+fn power<CS: ConstraintSystem<Fr>>(mut cs: CS, x: &Expr, e: usize) -> Result<Var, SynthesisError> {
+    let mut acc: Option<Var> = None;
+    for b in (0..usize::BITS - e.leading_zeros()).rev() {
+        acc = Some(match acc {
+            None => materialise(cs.namespace(|| "x"), x)?,
+            Some(a) => {
+                let sq = mul(cs.namespace(|| format!("sq{b}")), &var(&a), &var(&a))?;
+                if e >> b & 1 == 1 {
+                    mul(cs.namespace(|| format!("mul{b}")), &var(&sq), x)?
+                } else {
+                    sq
+                }
+            }
+        });
+    }
+    acc.ok_or_else(|| SynthesisError::Unsatisfiable("x^0 is not a power this gadget makes".into()))
 }
 
 /// x^{j0} of a tile: 1 on a layer's first tile, else the previous tile's

@@ -13,7 +13,7 @@
 use super::ctx::{Ctx, Var};
 use super::desc::Flags;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{add, alloc, cst, enforce_eq_if, mul, sub, var, zero, Expr, Fr};
+use zkstep_gadgets::expr::{alloc, cst, enforce_eq_if, horner, mul, sub, var, Expr, Fr};
 use zkstep_gadgets::hash::chain_absorb;
 
 /// The consumer's witness: values that depend on the challenges.
@@ -67,13 +67,8 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         &cst::<CS>(ctx.lay.ta_init()),
         &ta_vec,
     )?);
-    let mut rlc = zero();
-    for (k, t) in ta_vec.iter().enumerate() {
-        rlc = add(
-            &rlc,
-            &var(&mul(cs.namespace(|| format!("ta_g{k}")), t, &gamma[k])?),
-        );
-    }
+    // Σ_k τA[k]·γ^k by Horner's rule
+    let rlc = horner(cs.namespace(|| "ta_g"), &gamma[1], &ta_vec)?;
     let not_first = sub(&one, &flags.first);
     enforce_eq_if(
         cs.namespace(|| "ta_claim"),

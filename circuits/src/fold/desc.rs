@@ -1,14 +1,14 @@
 //! The descriptor component: the fold's tile descriptor as witnessed
 //! booleans and numbers, hashed into the schedule chain (so the verifier's
 //! check of the final chain pins every fold's role), and the prefix mask of
-//! the tile's active rows.
+//! the tile's active rows and X columns.
 
 use super::ctx::{Ctx, Var};
-use crate::layout::TileDesc;
+use crate::layout::{TileDesc, DESC_FIELDS, DESC_NUMBERS};
 use ff::Field;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_gadgets::expr::{
-    add, alloc, cst, enforce_bool, enforce_eq, enforce_mul, mul, sub, var, zero, Expr, Fr,
+    add, alloc, cst, enforce_bool, enforce_eq, enforce_mul, sub, var, zero, Expr, Fr,
 };
 use zkstep_gadgets::hash::h24;
 
@@ -18,8 +18,6 @@ pub(crate) struct Flags {
     pub is_relu: Expr,
     /// The top layer (its outputs feed the loss).
     pub is_top: Expr,
-    /// An input tile.
-    pub is_input: Expr,
     /// First tile of its layer.
     pub first: Expr,
     /// Last tile of its layer.
@@ -36,8 +34,8 @@ pub(crate) struct Desc {
     pub sched: Var,
     /// `m_t = [t < rows_active]`.
     pub row_mask: Vec<Var>,
-    /// `m_t·(1 − is_input)`: rows that carry weights.
-    pub row_weights: Vec<Var>,
+    /// `x_c = [c < x_active]`: the X section's columns in use.
+    pub x_mask: Vec<Var>,
 }
 
 /// Allocate the descriptor, absorb it into the schedule chain, build the row masks.
@@ -46,7 +44,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     ctx: &Ctx,
     desc: Option<&TileDesc>,
 ) -> Result<Desc, SynthesisError> {
-    let fields: Vec<Var> = (0..10)
+    let fields: Vec<Var> = (0..DESC_FIELDS)
         .map(|f| {
             alloc(
                 cs.namespace(|| format!("f{f}")),
@@ -54,16 +52,16 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
             )
         })
         .collect::<Result<_, _>>()?;
-    for (f, flag) in fields.iter().enumerate().skip(4) {
+    for (f, flag) in fields.iter().enumerate().skip(DESC_NUMBERS) {
         enforce_bool(cs.namespace(|| format!("flag{f}")), &var(flag));
     }
+    let flag = |k: usize| var(&fields[DESC_NUMBERS + k]);
     let flags = Flags {
-        is_relu: var(&fields[4]),
-        is_top: var(&fields[5]),
-        is_input: var(&fields[6]),
-        first: var(&fields[7]),
-        last: var(&fields[8]),
-        is_final: var(&fields[9]),
+        is_relu: flag(0),
+        is_top: flag(1),
+        first: flag(2),
+        last: flag(3),
+        is_final: flag(4),
     };
     let mut sched_in = vec![ctx.z(ctx.lay.slots.schedule.sched)];
     sched_in.extend(fields.iter().map(var));
@@ -75,21 +73,17 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         ctx.rows,
         desc.map(|d| d.rows_active),
     )?;
-    let not_input = sub(&ctx.one::<CS>(), &flags.is_input);
-    let row_weights = (0..ctx.rows)
-        .map(|t| {
-            mul(
-                cs.namespace(|| format!("row_weights{t}")),
-                &var(&row_mask[t]),
-                &not_input,
-            )
-        })
-        .collect::<Result<_, _>>()?;
+    let x_mask = prefix_mask(
+        cs.namespace(|| "xcols"),
+        &var(&fields[5]),
+        ctx.lay.xcols,
+        desc.map(|d| d.x_active),
+    )?;
     Ok(Desc {
         flags,
         sched,
         row_mask,
-        row_weights,
+        x_mask,
     })
 }
 

@@ -1,6 +1,7 @@
 //! The step circuit of one fold: a tile of one layer (forward, loss or
-//! incoming gradient, backward, optimizer update) or an input tile, as a page
-//! of components, each in its own file with its own witness type:
+//! incoming gradient, backward, optimizer update) and a section of the batch
+//! input X, as a page of components, each in its own file with its own
+//! witness type:
 //!
 //! | component | does | namespace |
 //! | --- | --- | --- |
@@ -10,6 +11,7 @@
 //! | [`produce`] | τA records, Aρ shares, F3 left side, D(X), D(Y) | `out/…` |
 //! | [`consume`] | τA and Aρ claims about the layer's input | `in/…` |
 //! | [`rows`] | W, W′, b, b′, the optimizer's update, F1/F2/F3, commitments | `rows/row{t}/…` |
+//! | [`inputs`] | X columns, D(X), layer 1's claims about X | `x/…` |
 //! | [`settle`] | claims, transcripts, c_batch, the next state | `state/…` |
 //!
 //! Range checks go through one [`RangeCheck`] for the whole fold, closed by
@@ -21,6 +23,7 @@ pub(crate) mod challenges;
 pub mod consume;
 pub(crate) mod ctx;
 pub(crate) mod desc;
+pub(crate) mod inputs;
 pub(crate) mod produce;
 pub mod record;
 pub mod rows;
@@ -119,6 +122,15 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         &inputs,
         w.map(|w| w.rows.as_slice()),
     )?;
+    let x = inputs::synthesize(
+        cs.namespace(|| "x"),
+        rc,
+        ctx,
+        &desc,
+        &pw,
+        &consumed,
+        w.map(|w| w.x.as_slice()),
+    )?;
     let parts = settle::Parts {
         desc: &desc,
         pw: &pw,
@@ -126,6 +138,7 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         produced: &produced,
         consumed: &consumed,
         rows: &rows_out,
+        inputs: &x,
     };
     settle::synthesize(cs.namespace(|| "state"), ctx, &parts, w.map(|w| w.salt))
 }

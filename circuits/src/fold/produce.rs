@@ -5,7 +5,8 @@
 //!   consumers hash and γ-combine the vector they use; settle compares);
 //! - the Aρ share `ρ^{j0}·Σ_t ρ^t·A[i, j0+t]` per sample;
 //! - the input-gradient identity's left side `ρ^{j0}·Σ_{i,t} ρ^{i·n+t}·(S·dA + r − off)`;
-//! - D(X) on input tiles and D(Y) on top-layer tiles (one record per column).
+//! - D(Y) on top-layer tiles (one record per column; D(X) is the inputs
+//!   component's).
 //!
 //! Masked rows contribute nothing.
 
@@ -25,8 +26,6 @@ pub(crate) struct Produced {
     pub part_ar: Vec<Expr>,
     /// Left side of the input-gradient identity (this tile's share).
     pub part_l: Expr,
-    /// D(X) after this tile.
-    pub d_x: Expr,
     /// D(Y) after this tile.
     pub d_y: Expr,
 }
@@ -83,12 +82,11 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         );
     }
     let part_l = var(&mul(cs.namespace(|| "left_off"), &var(&pw.rho_off), &left)?);
-    let (d_x, d_y) = batch_digests(&mut cs, ctx, rm, &desc.flags, cells)?;
+    let d_y = targets_digest(&mut cs, ctx, rm, &desc.flags, cells)?;
     Ok(Produced {
         ta_rec,
         part_ar,
         part_l,
-        d_x,
         d_y,
     })
 }
@@ -132,37 +130,24 @@ fn sample_shares<CS: ConstraintSystem<Fr>>(
     Ok((ap, lrow))
 }
 
-/// D(X) (input tiles) and D(Y) (top-layer tiles), one record per active column.
-fn batch_digests<CS: ConstraintSystem<Fr>>(
+/// D(Y) (top-layer tiles), one record per active column.
+fn targets_digest<CS: ConstraintSystem<Fr>>(
     cs: &mut CS,
     ctx: &Ctx,
     rm: &[Var],
     flags: &Flags,
     cells: &CellVars,
-) -> Result<(Expr, Expr), SynthesisError> {
-    let slots = &ctx.lay.slots.batch;
-    let mut dx = ctx.z(slots.d_x);
-    let mut dy = ctx.z(slots.d_y);
+) -> Result<Expr, SynthesisError> {
+    let mut dy = ctx.z(ctx.lay.slots.batch.d_y);
     for t in 0..ctx.rows {
-        let col = |f: &dyn Fn(usize) -> Expr| (0..ctx.batch).map(f).collect::<Vec<Expr>>();
-        let col_x = col(&|i| var(&cells.cells[ctx.cell(i, t)].z));
-        let col_y = col(&|i| var(&cells.cells[ctx.cell(i, t)].y));
-        let ax = mul(
-            cs.namespace(|| format!("ax{t}")),
-            &var(&rm[t]),
-            &flags.is_input,
-        )?;
+        let col_y: Vec<Expr> = (0..ctx.batch)
+            .map(|i| var(&cells.cells[ctx.cell(i, t)].y))
+            .collect();
         let ay = mul(
             cs.namespace(|| format!("ay{t}")),
             &var(&rm[t]),
             &flags.is_top,
         )?;
-        dx = var(&chain_absorb_if(
-            cs.namespace(|| format!("dx{t}")),
-            &var(&ax),
-            &dx,
-            &pack::<CS>(&col_x),
-        )?);
         dy = var(&chain_absorb_if(
             cs.namespace(|| format!("dy{t}")),
             &var(&ay),
@@ -170,5 +155,5 @@ fn batch_digests<CS: ConstraintSystem<Fr>>(
             &pack::<CS>(&col_y),
         )?);
     }
-    Ok((dx, dy))
+    Ok(dy)
 }

@@ -20,7 +20,7 @@ use crate::update::UpdateGadget;
 use ff::{Field, PrimeField};
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_core::commit::param_record;
-use zkstep_gadgets::expr::{add, cst, enforce_eq_if, lin, mul, scale, var, zero, Expr, Fr};
+use zkstep_gadgets::expr::{add, cst, enforce_eq_if, horner, lin, mul, scale, var, zero, Expr, Fr};
 use zkstep_gadgets::fixed::alloc_stored;
 use zkstep_gadgets::hash::{chain_absorb_if, pack};
 use zkstep_gadgets::range::RangeCheck;
@@ -130,7 +130,7 @@ fn row<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         add(&acc, &var(&inp.cells.dz[ctx.cell(i, t)]))
     });
     let bias = g.bias(&mut cs, rc, ctx, &var(&b), &var(&b_new), &db, upd)?;
-    let active = var(&inp.desc.row_weights[t]);
+    let active = var(&inp.desc.row_mask[t]);
     identities(&mut cs, ctx, g, inp, t, &var(&b), &sums, &active, out)?;
     // commitments: W row ‖ b (‖ state rows ‖ state biases), the native record order
     let record = |w: &[Expr], b: &Expr, rows: &[Vec<Expr>], biases: &[Expr]| {
@@ -175,6 +175,7 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         f1r: zero(),
         wrho: zero(),
     };
+    let (mut grad, mut f1s) = (Vec::with_capacity(ctx.n), zero());
     for k in 0..ctx.n {
         let mut ck = cs.namespace(|| format!("k{k}"));
         let wa = alloc_stored(ck.namespace(|| "w"), rc, rw.map(|r| r.w[k]), ctx.bits)?;
@@ -185,22 +186,24 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
             ctx.bits,
         )?;
         let u = g.weight(&mut ck, rc, ctx, &var(&wa), &var(&wn), upd, k)?;
-        let f2 = mul(ck.namespace(|| "f2"), &inp.pw.rho[k], &u.grad_term)?;
         let f1 = mul(
             ck.namespace(|| "f1"),
             &var(&inp.consumed.ta_in[k]),
             &var(&wa),
         )?;
-        let wrho = mul(ck.namespace(|| "wrho"), &inp.pw.rho[k], &var(&wa))?;
-        s.f2 = add(&s.f2, &var(&f2));
-        s.f1r = add(&s.f1r, &var(&f1));
-        s.wrho = add(&s.wrho, &var(&wrho));
+        f1s = add(&f1s, &var(&f1));
+        grad.push(u.grad_term);
         out.transcript.extend(u.transcript);
         push_state(&mut s.state, u.state);
         push_state(&mut s.state_new, u.state_new);
         s.wrow.push(var(&wa));
         s.wnew.push(var(&wn));
     }
+    // Σ_k ρ^k·term_k and Σ_k ρ^k·W[k] by Horner's rule (no powers of ρ)
+    let rho = &inp.pw.rho[1];
+    s.f1r = f1s;
+    s.f2 = horner(cs.namespace(|| "f2"), rho, &grad)?;
+    s.wrho = horner(cs.namespace(|| "wrho"), rho, &s.wrow)?;
     Ok(s)
 }
 

@@ -12,6 +12,7 @@ use super::challenges::Powers;
 use super::consume::Consumed;
 use super::ctx::{Ctx, Var};
 use super::desc::Desc;
+use super::inputs::InputsOut;
 use super::produce::Produced;
 use super::record::fold_transcript;
 use super::rows::RowsOut;
@@ -30,6 +31,7 @@ pub(crate) struct Parts<'a> {
     pub produced: &'a Produced,
     pub consumed: &'a Consumed,
     pub rows: &'a RowsOut,
+    pub inputs: &'a InputsOut,
 }
 
 /// The claims carried to the next fold.
@@ -72,7 +74,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         cst::<CS>(Fr::from(DOMAIN_BATCH)),
         ctx.z(sl.statement.spec),
         salt,
-        p.produced.d_x.clone(),
+        p.inputs.d_x.clone(),
         p.produced.d_y.clone(),
     ];
     cb_in.resize(24, zero());
@@ -89,7 +91,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     out[sl.commit.h_before] = m("hb", &p.rows.h_before)?;
     out[sl.commit.h_after] = m("ha", &p.rows.h_after)?;
     out[sl.transcript.t] = t;
-    out[sl.batch.d_x] = m("dx", &p.produced.d_x)?;
+    out[sl.batch.d_x] = m("dx", &p.inputs.d_x)?;
     out[sl.batch.d_y] = m("dy", &p.produced.d_y)?;
     out[sl.links.claim_ta] = m("claim_ta", &p.consumed.digest_ta)?;
     out[sl.links.out_ta] = claims.out_ta;
@@ -103,6 +105,13 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     out[sl.links.g_off] = p.pw.gamma_off.clone();
     for (i, ra) in sl.links.rem_ar.clone().zip(claims.rem_ar) {
         out[i] = ra;
+    }
+    let xs = &sl.inputs;
+    out[xs.x_rho] = p.inputs.x_rho.clone();
+    out[xs.x_gamma] = p.inputs.x_gamma.clone();
+    out[xs.x_prod] = p.inputs.x_prod.clone();
+    for (i, a) in xs.x_ar.clone().zip(&p.inputs.x_ar) {
+        out[i] = a.clone();
     }
     // the verifier sees z_n: the last fold clears every slot that carries
     // private values (digests of X and Y, τA/Aρ claims, accumulators)
@@ -197,11 +206,9 @@ fn claims<CS: ConstraintSystem<Fr>>(
             &zero(),
         );
     }
-    let not_input = sub(&one, &flags.is_input);
-    let settle_da = mul(cs.namespace(|| "settle_da"), &var(&settle), &not_input)?;
     enforce_eq_if(
         cs.namespace(|| "da_settled"),
-        &var(&settle_da),
+        &var(&settle),
         &var(&rem_da),
         &zero(),
     );

@@ -24,12 +24,6 @@ use zkstep_prover::ivc::{keygen, proof_bytes, verifying_key_bytes, Setup};
 /// to this project's width sweep (keygen + prove + verify in one process):
 /// 2²¹ → 4.0 GiB, 2²² → 7.6 GiB, 2²³ → 15 GiB; rounded up.
 pub const BYTES_PER_PADDED_ELEMENT: f64 = 2.0 * 1024.0;
-/// Nova's augmented circuit on top of ours: constraints, variables and
-/// matrix non-zeros. The non-zeros are the only term that decides the
-/// padding in practice; 300k is the value the sweep's 2²¹/2²² split pins
-/// down (between 291k and 303k).
-pub const NOVA_OVERHEAD: (usize, usize, usize) = (10_600, 10_700, 300_000);
-
 const GIB: f64 = 1073741824.0;
 
 impl Machine {
@@ -112,12 +106,7 @@ pub fn bench_batch(width: usize, batch: usize) -> Result<Batch> {
 /// of these statistics: MicroSpartan pads the instance to the next power
 /// of two of max(non-zeros, 2·variables, constraints) of Nova's circuit.
 pub fn estimate_peak_bytes(s: &ShapeStats) -> f64 {
-    let (c, v, nz) = NOVA_OVERHEAD;
-    let n = (s.nonzeros + nz)
-        .max(2 * (s.variables + v))
-        .max(s.constraints + c)
-        .next_power_of_two();
-    n as f64 * BYTES_PER_PADDED_ELEMENT
+    zkstep_circuits::sizing::padded_size(s) as f64 * BYTES_PER_PADDED_ELEMENT
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -175,9 +164,13 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
     p.nonzeros_per_fold = Some(stats.nonzeros);
     p.estimated_peak_mib = Some(est / 1048576.0);
     if dry_run {
+        // Nova's circuits depend only on the arity: measured on an empty step
+        let (nova1, nova2) = zkstep_prover::overhead::nova_overhead(layout.arity())?;
+        let c1 = stats.constraints + nova1;
+        count_per_weight(&mut p, c1, nova2, layout.num_folds());
         p.status = "estimated".into();
         p.note = Some(format!(
-            "dry run: {} constraints, {} variables, {} non-zeros in the step circuit; peak ≈ {:.1} GiB",
+            "dry run: {} constraints in the step circuit + {nova1} Nova's augmented circuit = {c1} a fold (+{nova2} secondary), {} variables, {} non-zeros in the step circuit; peak ≈ {:.1} GiB",
             stats.constraints,
             stats.variables,
             stats.nonzeros,
@@ -218,13 +211,9 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
     let (c1, c2) = keys.pp.num_constraints();
     let (v1, _) = keys.pp.num_variables();
     let folds = keys.layout.num_folds();
-    p.constraints_per_fold = Some(c1);
-    p.secondary_constraints_per_fold = Some(c2);
+    count_per_weight(&mut p, c1, c2, folds);
     p.variables_per_fold = Some(v1);
     p.witness_bytes = Some(v1 * 32);
-    p.total_constraints = Some(c1 * folds);
-    p.constraints_per_weight = Some((c1 * folds) as f64 / weights as f64);
-    p.constraints_per_mac = Some((c1 * folds) as f64 / (weights * batch) as f64);
 
     eprintln!("  width {width}: proving {folds} folds …");
     let (proof, tm) = prove_with_bar(&keys, &before, &after, &b, true)?;
@@ -398,4 +387,14 @@ mod tests {
         assert!(estimate_peak_bytes(&s(200_000)) < estimate_peak_bytes(&s(300_000)));
         assert_eq!(estimate_peak_bytes(&s(1)), estimate_peak_bytes(&s(2)));
     }
+}
+
+/// Constraints per fold (primary: step circuit + Nova's augmented circuit;
+/// secondary), the step's total, per weight and per multiply-accumulate.
+fn count_per_weight(p: &mut BenchPoint, c1: usize, c2: usize, folds: usize) {
+    p.constraints_per_fold = Some(c1);
+    p.secondary_constraints_per_fold = Some(c2);
+    p.total_constraints = Some(c1 * folds);
+    p.constraints_per_weight = Some((c1 * folds) as f64 / p.weights as f64);
+    p.constraints_per_mac = Some((c1 * folds) as f64 / (p.weights * p.batch) as f64);
 }

@@ -1,0 +1,67 @@
+//! Where a fold's constraints go: synthesise the step circuit of a one-layer
+//! spec with named constraints and group them by namespace (indices folded,
+//! first `depth` levels), with non-zeros, per fold and per weight.
+//!
+//!     cargo run --release -p zkstep-circuits --example breakdown -- WIDTH BATCH [DEPTH] [ROWS]
+
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::test_shape_cs::TestShapeCS;
+use nova_snark::frontend::ConstraintSystem;
+use nova_snark::traits::circuit::StepCircuit;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use zkstep_circuits::{Layout, TileCircuit};
+use zkstep_core::{Fr, ModelSpec};
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("numbers: WIDTH BATCH [DEPTH] [ROWS]"))
+        .collect();
+    let (width, batch) = (args.first().copied().unwrap_or(64), args.get(1).copied().unwrap_or(8));
+    let depth = args.get(2).copied().unwrap_or(3);
+    let toml = format!("batch_size = {batch}\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = {width}\noutputs = {width}\n");
+    let spec = ModelSpec::from_toml_str(&toml).expect("a valid spec");
+    let layout = match args.get(3) {
+        Some(&r) => Layout::new(&spec, r).expect("a layout"),
+        None => zkstep_circuits::sizing::fit(&spec, zkstep_circuits::DEFAULT_FOLD_BUDGET)
+            .unwrap_or_else(|_| Layout::new(&spec, 1).expect("a layout")),
+    };
+    let lay = Arc::new(layout);
+    let mut cs = TestShapeCS::<zkstep_circuits::engine::E1>::new();
+    let z: Vec<AllocatedNum<Fr>> = (0..lay.arity())
+        .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::from(0u64))).expect("alloc"))
+        .collect();
+    TileCircuit::shape(lay.clone())
+        .synthesize(&mut cs.namespace(|| "step"), &z)
+        .expect("synthesis");
+    let mut groups: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (a, b, c, name) in &cs.constraints {
+        let key: Vec<String> = name
+            .split('/')
+            .skip(1)
+            .take(depth)
+            .map(|p| p.trim_end_matches(|ch: char| ch.is_ascii_digit() || ch == '_').to_string())
+            .map(|p| if p.is_empty() { "#".into() } else { p })
+            .collect();
+        let nz = a.iter().count() + b.iter().count() + c.iter().count();
+        let e = groups.entry(key.join("/")).or_default();
+        e.0 += 1;
+        e.1 += nz;
+    }
+    let weights = (lay.rows * width) as f64;
+    let total: usize = groups.values().map(|g| g.0).sum();
+    println!(
+        "width {width} batch {batch}: rows/fold {} xcols {} folds {}; {total} constraints a fold, {:.1} per weight of the fold",
+        lay.rows,
+        lay.xcols,
+        lay.num_folds(),
+        total as f64 / weights
+    );
+    let mut v: Vec<_> = groups.into_iter().collect();
+    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0));
+    println!("{:>10} {:>8} {:>10}  namespace", "constraints", "/weight", "non-zeros");
+    for (k, (n, nz)) in v {
+        println!("{n:>10} {:>8.2} {nz:>10}  {k}", n as f64 / weights);
+    }
+}
