@@ -18,7 +18,10 @@ fn main() {
         .skip(1)
         .map(|a| a.parse().expect("numbers: WIDTH BATCH [DEPTH] [ROWS]"))
         .collect();
-    let (width, batch) = (args.first().copied().unwrap_or(64), args.get(1).copied().unwrap_or(8));
+    let (width, batch) = (
+        args.first().copied().unwrap_or(64),
+        args.get(1).copied().unwrap_or(8),
+    );
     let depth = args.get(2).copied().unwrap_or(3);
     let toml = format!("batch_size = {batch}\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = {width}\noutputs = {width}\n");
     let spec = ModelSpec::from_toml_str(&toml).expect("a valid spec");
@@ -30,7 +33,10 @@ fn main() {
     let lay = Arc::new(layout);
     let mut cs = TestShapeCS::<zkstep_circuits::engine::E1>::new();
     let z: Vec<AllocatedNum<Fr>> = (0..lay.arity())
-        .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::from(0u64))).expect("alloc"))
+        .map(|i| {
+            AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::from(0u64)))
+                .expect("alloc")
+        })
         .collect();
     TileCircuit::shape(lay.clone())
         .synthesize(&mut cs.namespace(|| "step"), &z)
@@ -41,7 +47,10 @@ fn main() {
             .split('/')
             .skip(1)
             .take(depth)
-            .map(|p| p.trim_end_matches(|ch: char| ch.is_ascii_digit() || ch == '_').to_string())
+            .map(|p| {
+                p.trim_end_matches(|ch: char| ch.is_ascii_digit() || ch == '_')
+                    .to_string()
+            })
             .map(|p| if p.is_empty() { "#".into() } else { p })
             .collect();
         let nz = a.iter().count() + b.iter().count() + c.iter().count();
@@ -60,7 +69,10 @@ fn main() {
     );
     let mut v: Vec<_> = groups.into_iter().collect();
     v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0));
-    println!("{:>10} {:>8} {:>10}  namespace", "constraints", "/weight", "non-zeros");
+    println!(
+        "{:>10} {:>8} {:>10}  namespace",
+        "constraints", "/weight", "non-zeros"
+    );
     for (k, (n, nz)) in v {
         println!("{n:>10} {:>8.2} {nz:>10}  {k}", n as f64 / weights);
     }

@@ -145,7 +145,11 @@ fn another_batch_is_rejected() {
     // another target under the same gradient: the loss constraint
     rejects(&c, fold_of(&c, 2), "loss", |w| w.cells[0].y += 1);
     // another input: layer 1's claims about X no longer hold when the last fold settles them
-    let f0 = c.witnesses.iter().position(|w| w.desc.x_active > 0).unwrap();
+    let f0 = c
+        .witnesses
+        .iter()
+        .position(|w| w.desc.x_active > 0)
+        .unwrap();
     rejects(&c, f0, "x_ta_settled", |w| w.x[0] += 1);
 }
 
@@ -176,10 +180,7 @@ fn wrong_claims_are_rejected() {
 /// Mutate every fold of `layer` alike (a consistent lie across the layer).
 fn rejects_layer(c: &Case, layer: usize, needle: &str, mutate: impl Fn(&mut TileWitness)) {
     let mut ws = c.witnesses.clone();
-    for w in ws
-        .iter_mut()
-        .filter(|w| w.desc.layer == layer)
-    {
+    for w in ws.iter_mut().filter(|w| w.desc.layer == layer) {
         mutate(w);
     }
     match run_all(&c.layout, &ws, &c.z0) {
@@ -358,6 +359,10 @@ fn an_input_wider_than_the_folds_gets_layer_one_tiles_without_rows() {
     ws[2].x[1] = 7;
     assert_eq!(run_all(&c.layout, &ws, &c.z0).unwrap(), zn);
     // an input one past the declared range
-    let c32 = case(&toml.replace("batch_size", "value_bits = 32\nbatch_size"), Some(1), 5);
+    let c32 = case(
+        &toml.replace("batch_size", "value_bits = 32\nbatch_size"),
+        Some(1),
+        5,
+    );
     rejects(&c32, 1, "x/x0/v0/range", |w| w.x[0] = 1 << 31);
 }

@@ -173,10 +173,14 @@ mod tests {
         let mut cs = TestConstraintSystem::<Fr>::new();
         let x = alloc(cs.namespace(|| "x"), Some(Fr::from(7u64))).unwrap();
         let c: Vec<Expr> = (0..5u64)
-            .map(|k| var(&alloc(cs.namespace(|| format!("c{k}")), Some(Fr::from(k * k + 1))).unwrap()))
+            .map(|k| {
+                var(&alloc(cs.namespace(|| format!("c{k}")), Some(Fr::from(k * k + 1))).unwrap())
+            })
             .collect();
         let h = horner(cs.namespace(|| "h"), &var(&x), &c).unwrap();
-        let want: Fr = (0..5u64).map(|k| Fr::from(7u64).pow_vartime([k]) * Fr::from(k * k + 1)).sum();
+        let want: Fr = (0..5u64)
+            .map(|k| Fr::from(7u64).pow_vartime([k]) * Fr::from(k * k + 1))
+            .sum();
         assert_eq!(h.get_value(), Some(want));
         assert!(cs.is_satisfied());
         assert_eq!(cs.num_constraints(), 4);

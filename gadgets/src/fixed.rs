@@ -72,6 +72,7 @@ pub fn rescale_with_q<CS: ConstraintSystem<Fr>, R: RangeCheck>(
 
 /// Rescale with an allocated quotient, range-checked to `q_bits` signed bits.
 /// Returns `(q, r)`.
+#[allow(clippy::too_many_arguments)]
 pub fn rescale<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     mut cs: CS,
     rc: &mut R,

@@ -156,14 +156,13 @@ impl RangeCheck for BitDecomposition {
         let nb = bit_len(c);
         if nb == 0 {
             // bound 1: e = 0
-            return range_bits(cs.namespace(|| "r_ge_0"), e, 1).and_then(|b| {
-                crate::expr::enforce_eq(
-                    cs.namespace(|| "r_lt_d"),
-                    &var(&b[0]),
-                    &crate::expr::zero(),
-                );
-                Ok(())
-            });
+            let b = range_bits(cs.namespace(|| "r_ge_0"), e, 1)?;
+            crate::expr::enforce_eq(
+                cs.namespace(|| "r_lt_d"),
+                &var(&b[0]),
+                &crate::expr::zero(),
+            );
+            return Ok(());
         }
         let bits = range_bits(cs.namespace(|| "r_ge_0"), e, nb)?;
         below_constant(cs.namespace(|| "r_lt_d"), &bits, c)

@@ -9,6 +9,8 @@
 //!   component's).
 //!
 //! Masked rows contribute nothing.
+// loops index cells, masks and powers by the same (sample, row)
+#![allow(clippy::needless_range_loop)]
 
 use super::cells::CellVars;
 use super::challenges::Powers;
