@@ -14,6 +14,16 @@ pub enum CircuitError {
         /// The budget.
         budget: usize,
     },
+    /// A row cut into segments where that is not possible.
+    #[error(
+        "layout: a row cannot be cut into {segments} segments with {rows} rows a tile (segments need one row a tile, SGD, rows wider than 256 inputs, and a number of segments that divides the row's hash blocks)"
+    )]
+    Segments {
+        /// Segments asked for.
+        segments: usize,
+        /// Rows per tile asked for.
+        rows: usize,
+    },
     /// The fold's circuit does not synthesise.
     #[error("layout: the fold's circuit cannot be synthesised: {0}")]
     Synthesis(String),

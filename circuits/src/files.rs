@@ -272,6 +272,8 @@ pub struct VerifyingKeyPayload {
     pub spec_toml: String,
     /// Rows per tile.
     pub rows: u64,
+    /// Segments a row is cut into (1: whole rows).
+    pub segments: u64,
     /// Final value of the spec's schedule chain (saves the verifier one hash per fold).
     pub schedule_digest: Fr,
     /// Nova's verifier key.
@@ -285,6 +287,8 @@ pub struct ProvingKeyPayload {
     pub spec_toml: String,
     /// Rows per tile.
     pub rows: u64,
+    /// Segments a row is cut into (1: whole rows).
+    pub segments: u64,
     /// Nova's public parameters.
     pub pp: PublicParams,
     /// Compression prover key.
@@ -298,6 +302,8 @@ pub struct VerifyingKeyRef<'a> {
     pub spec_toml: &'a str,
     /// Rows per tile.
     pub rows: u64,
+    /// Segments a row is cut into (1: whole rows).
+    pub segments: u64,
     /// Final value of the spec's schedule chain.
     pub schedule_digest: Fr,
     /// Nova's verifier key.
@@ -311,6 +317,8 @@ pub struct ProvingKeyRef<'a> {
     pub spec_toml: &'a str,
     /// Rows per tile.
     pub rows: u64,
+    /// Segments a row is cut into (1: whole rows).
+    pub segments: u64,
     /// Nova's public parameters.
     pub pp: &'a PublicParams,
     /// Compression prover key.

@@ -26,9 +26,9 @@ use zkstep_core::spec::{Activation, Optimizer};
 use zkstep_core::ModelSpec;
 
 /// Fields of a tile descriptor; the first [`DESC_NUMBERS`] are numbers, the rest flags.
-pub const DESC_FIELDS: usize = 11;
-/// The descriptor's numeric fields (layer, j0, rows_active, n_in, x0, x_active).
-pub const DESC_NUMBERS: usize = 6;
+pub const DESC_FIELDS: usize = 15;
+/// The descriptor's numeric fields (layer, j0, rows_active, n_in, x0, x_active, seg).
+pub const DESC_NUMBERS: usize = 7;
 
 /// What one fold does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +45,8 @@ pub struct TileDesc {
     pub x0: usize,
     /// X columns in use (≤ `xcols`).
     pub x_active: usize,
+    /// Segment of the row (its weights `seg·seg_w …`; 0 when rows are whole).
+    pub seg: usize,
     /// ReLU layer.
     pub is_relu: bool,
     /// The last layer (its outputs feed the loss).
@@ -55,6 +57,13 @@ pub struct TileDesc {
     pub last: bool,
     /// The last fold of the proof.
     pub is_final: bool,
+    /// A tile of the layer's first output units (j0 = 0): it fixes the
+    /// consumed vectors the others must use.
+    pub first_row: bool,
+    /// The row's first segment.
+    pub first_seg: bool,
+    /// The row's last segment (the row's cells, bias and identities are checked there).
+    pub last_seg: bool,
 }
 
 impl TileDesc {
@@ -67,11 +76,15 @@ impl TileDesc {
             self.n_in as u64,
             self.x0 as u64,
             self.x_active as u64,
+            self.seg as u64,
             self.is_relu as u64,
             self.is_top as u64,
             self.first as u64,
             self.last as u64,
             self.is_final as u64,
+            self.first_row as u64,
+            self.first_seg as u64,
+            self.last_seg as u64,
         ]
     }
 }
@@ -83,8 +96,13 @@ pub struct Layout {
     pub spec: ModelSpec,
     /// Its digest.
     pub spec_digest: Fr,
-    /// Padded row width (the spec's widest input).
+    /// Padded row width (the spec's record width: its widest input, in
+    /// whole hash blocks when segments are possible).
     pub n_max: usize,
+    /// Segments a row is cut into (1: whole rows, `rows` of them a tile).
+    pub segments: usize,
+    /// Weights of a row in one fold (`n_max / segments`).
+    pub seg_w: usize,
     /// Batch size B.
     pub batch: usize,
     /// Rows (output units) per tile.
@@ -118,30 +136,55 @@ impl Layout {
     /// Lay out a spec with `rows` output units per tile (at least 1). Pure:
     /// choosing `rows` for a fold budget is [`crate::sizing::fit`]'s job.
     pub fn new(spec: &ModelSpec, rows: usize) -> Result<Layout, CircuitError> {
+        Layout::with_segments(spec, rows, 1)
+    }
+
+    /// Lay out a spec with `rows` output units per tile, each row cut into
+    /// `segments` folds (more than 1 only with one row per tile, SGD, and a
+    /// record width of whole blocks that `segments` divides).
+    pub fn with_segments(
+        spec: &ModelSpec,
+        rows: usize,
+        segments: usize,
+    ) -> Result<Layout, CircuitError> {
         if rows == 0 {
             return Err(CircuitError::ZeroRows);
         }
-        let n_max = spec.max_inputs();
+        let n_max = spec.record_width();
+        let blocks = n_max / zkstep_core::spec::RECORD_BLOCK;
+        let segmentable = spec.max_inputs() > zkstep_core::spec::SEGMENT_MIN_WIDTH
+            && !spec.optimizer.has_state()
+            && rows == 1;
+        if segments == 0 || (segments > 1 && (!segmentable || blocks % segments != 0)) {
+            return Err(CircuitError::Segments { segments, rows });
+        }
         let momentum = spec.optimizer.has_state();
         let record_len = (n_max + 1) * if momentum { 2 } else { 1 };
         let x_width = spec.input_width();
-        let layer_folds: usize = spec.layers.iter().map(|l| ceil_div(l.outputs, rows)).sum();
+        let layer_folds: usize = segments
+            * spec
+                .layers
+                .iter()
+                .map(|l| ceil_div(l.outputs, rows))
+                .sum::<usize>();
         // X spread over every fold, but an X section never much larger than
         // the weight rows (≈ 70 constraints an input value, ≈ 260 a weight):
         // a wide input to a narrow net gets extra folds instead.
-        let cap = (4 * rows * n_max / spec.batch_size.max(1)).max(1);
+        let cap = (4 * rows * (n_max / segments) / spec.batch_size.max(1)).max(1);
         let xcols = ceil_div(x_width, layer_folds.max(1)).clamp(1, cap);
         let mut layout = Layout {
             spec: spec.clone(),
             spec_digest: spec.digest(),
             n_max,
+            segments,
+            seg_w: n_max / segments,
             batch: spec.batch_size,
             rows,
             xcols,
             x_width,
             schedule: vec![],
             record_len,
-            slots: crate::slots::register(spec.batch_size),
+            slots: crate::slots::register(spec.batch_size, segments),
             schedule_digest: std::sync::OnceLock::new(),
         };
         layout.schedule = layout.make_schedule();
@@ -166,21 +209,28 @@ impl Layout {
         for l in (1..=nl).rev() {
             let ls = &self.spec.layers[l - 1];
             let tiles = ceil_div(ls.outputs, self.rows);
+            let segs = self.segments;
             for t in 0..tiles {
                 let j0 = t * self.rows;
-                s.push(TileDesc {
-                    layer: l,
-                    j0,
-                    rows_active: (ls.outputs - j0).min(self.rows),
-                    n_in: ls.inputs,
-                    x0: 0,
-                    x_active: 0,
-                    is_relu: ls.activation == Activation::Relu,
-                    is_top: l == nl,
-                    first: t == 0,
-                    last: t + 1 == tiles,
-                    is_final: false,
-                });
+                for seg in 0..segs {
+                    s.push(TileDesc {
+                        layer: l,
+                        j0,
+                        rows_active: (ls.outputs - j0).min(self.rows),
+                        n_in: ls.inputs,
+                        x0: 0,
+                        x_active: 0,
+                        seg,
+                        is_relu: ls.activation == Activation::Relu,
+                        is_top: l == nl,
+                        first: t == 0 && seg == 0,
+                        last: t + 1 == tiles && seg + 1 == segs,
+                        is_final: false,
+                        first_row: t == 0,
+                        first_seg: seg == 0,
+                        last_seg: seg + 1 == segs,
+                    });
+                }
             }
         }
         // X wider than the folds carry: layer 1 continues with tiles that
@@ -193,8 +243,12 @@ impl Layout {
                 s.push(TileDesc {
                     j0: l1.j0 + l1.rows_active,
                     rows_active: 0,
+                    seg: 0,
                     first: false,
                     last: true,
+                    first_row: false,
+                    first_seg: true,
+                    last_seg: true,
                     ..l1
                 });
             }
@@ -404,5 +458,50 @@ impl Layout {
             return Err(FinalStateError::NotCleared(i));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(inputs: usize, momentum: bool) -> ModelSpec {
+        let opt = if momentum {
+            "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"
+        } else {
+            "lr = 0.1"
+        };
+        ModelSpec::from_toml_str(&format!(
+            "batch_size = 2\n[optimizer]\n{opt}\n[[layers]]\ninputs = {inputs}\noutputs = 3\n"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn segments_only_where_a_row_can_be_cut() {
+        // 300 inputs: 345 = 5 blocks
+        let l = Layout::with_segments(&spec(300, false), 1, 5).unwrap();
+        assert_eq!((l.n_max, l.seg_w, l.num_folds()), (345, 69, 15));
+        let d = &l.schedule;
+        assert!(d[0].first && d[0].first_row && d[0].first_seg && !d[0].last_seg);
+        assert!(d[4].last_seg && !d[4].last && d[14].last && d[14].is_final);
+        assert!(!d[5].first_row && d[5].first_seg);
+        for (segments, rows, s) in [
+            (2, 1, spec(300, false)),
+            (5, 2, spec(300, false)),
+            (5, 1, spec(300, true)),
+            (2, 1, spec(200, false)),
+            (0, 1, spec(300, false)),
+        ] {
+            assert!(
+                matches!(
+                    Layout::with_segments(&s, rows, segments),
+                    Err(CircuitError::Segments { .. })
+                ),
+                "{segments} segments, {rows} rows"
+            );
+        }
+        // narrow rows keep their width (records unchanged)
+        assert_eq!(Layout::new(&spec(200, false), 1).unwrap().n_max, 200);
     }
 }

@@ -91,18 +91,33 @@ pub fn count_constraints(layout: &Layout) -> Result<usize, CircuitError> {
 /// Lay out a spec with as many output units per tile as fit `budget`
 /// constraints and keep the padded instance within [`MAX_PADDED`] (the fold
 /// grows with the rows of a tile; found by doubling, then bisection, with
-/// exact counts). One unit per tile when even that is over the memory bound.
+/// exact counts). When one output unit is over either bound, a row is cut
+/// into the fewest segments (folds) that fit — SGD rows wider than 256 —
+/// else one unit per tile however large.
 pub fn fit(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
-    let one = Layout::new(spec, 1)?;
-    let need = count_constraints(&one)?;
-    if need > budget {
-        return Err(CircuitError::OverBudget { need, budget });
-    }
-    let widest = one.widest_layer();
-    let fits = |r: usize| -> Result<bool, CircuitError> {
-        let st = shape_stats(&Layout::new(spec, r)?)?;
+    let within = |l: &Layout| -> Result<bool, CircuitError> {
+        let st = shape_stats(l)?;
         Ok(st.constraints <= budget && padded_size(&st) <= MAX_PADDED)
     };
+    let one = Layout::new(spec, 1)?;
+    if !within(&one)? {
+        // a row over the bounds: cut it into the fewest segments that fit
+        let blocks = one.n_max / zkstep_core::spec::RECORD_BLOCK;
+        for segments in (2..=blocks).filter(|s| blocks % s == 0) {
+            match Layout::with_segments(spec, 1, segments) {
+                Ok(l) if within(&l)? => return Ok(l),
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        let need = count_constraints(&one)?;
+        if need > budget {
+            return Err(CircuitError::OverBudget { need, budget });
+        }
+        return Ok(one);
+    }
+    let widest = one.widest_layer();
+    let fits = |r: usize| -> Result<bool, CircuitError> { within(&Layout::new(spec, r)?) };
     let (mut lo, mut hi) = (1, 2);
     while hi <= widest && fits(hi)? {
         lo = hi;

@@ -62,8 +62,10 @@ pub struct BatchSlots {
 /// Owned by the link components (consumer and producer claims).
 #[derive(Clone, Debug)]
 pub struct LinkSlots {
-    /// Digest of the τA vector the current layer consumes (equal in all its folds).
-    pub claim_ta: usize,
+    /// Digest of each segment of the τA vector the current layer consumes
+    /// (set by the layer's first row, equal in all its folds; one slot when
+    /// rows are whole).
+    pub claim_ta: Range<usize>,
     /// The layer above's claim about the current layer's output: Σ_k τA[k]·γ^k.
     pub out_ta: usize,
     /// Running Σ_j τA[j]·γ^j over the current layer's output units so far.
@@ -82,6 +84,16 @@ pub struct LinkSlots {
     pub g_off: usize,
     /// The B remaining Aρ values of the current layer's output.
     pub rem_ar: Range<usize>,
+    /// ρ^{k0} of the last fold's segment.
+    pub rho_k0: usize,
+    /// γ^{k0} of the last fold's segment.
+    pub gamma_k0: usize,
+    /// A row's running F1 right side `Σ_k τA[k]·W[k]` over its segments so far.
+    pub acc_f1: usize,
+    /// A row's running F2 left side `Σ_k ρ^k·term_k` over its segments so far.
+    pub acc_f2: usize,
+    /// A row's running F3 weight factor `Σ_k ρ^k·W[k]` over its segments so far.
+    pub acc_wrho: usize,
 }
 
 /// Owned by the inputs component: what the folds' X sections produced so
@@ -119,8 +131,8 @@ pub struct FoldSlots {
     pub registry: Registry,
 }
 
-/// Register every slot for a batch of `batch` samples.
-pub fn register(batch: usize) -> FoldSlots {
+/// Register every slot for a batch of `batch` samples and rows cut into `segments`.
+pub fn register(batch: usize, segments: usize) -> FoldSlots {
     use zkstep_core::commit::{DOMAIN_COLUMNS, DOMAIN_PARAMS};
     let mut r = Registry::default();
     let statement = StatementSlots {
@@ -147,7 +159,7 @@ pub fn register(batch: usize) -> FoldSlots {
         d_x: r.add("d_x", Init::Chain(DOMAIN_COLUMNS), Final::Cleared),
         d_y: r.add("d_y", Init::Chain(DOMAIN_COLUMNS), Final::Cleared),
     };
-    let claim_ta = private(&mut r, "claim_ta");
+    let claim_ta = r.add_private("claim_ta", segments);
     let out_ta = private(&mut r, "out_ta");
     let prod_ta = private(&mut r, "prod_ta");
     let claim_ar = private(&mut r, "claim_ar");
@@ -170,6 +182,11 @@ pub fn register(batch: usize) -> FoldSlots {
         claim_rlc: private(&mut r, "claim_rlc"),
         g_off: private(&mut r, "g_off"),
         rem_ar: r.add_private("rem_ar", batch),
+        rho_k0: private(&mut r, "rho_k0"),
+        gamma_k0: private(&mut r, "gamma_k0"),
+        acc_f1: private(&mut r, "acc_f1"),
+        acc_f2: private(&mut r, "acc_f2"),
+        acc_wrho: private(&mut r, "acc_wrho"),
     };
     let inputs = InputSlots {
         x_rho: r.add("x_rho", Init::One, Final::Cleared),

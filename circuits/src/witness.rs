@@ -66,7 +66,7 @@ fn get(m: &Matrix, i: usize, j: usize) -> i64 {
 
 /// A padding tile of `layout` for descriptor `d`.
 fn padding(layout: &Layout, d: TileDesc, salt: Fr) -> TileWitness {
-    let (r, n, bsz) = (layout.rows, layout.n_max, layout.batch);
+    let (r, n, bsz) = (layout.rows, layout.seg_w, layout.batch);
     let rounding = layout.spec.rounding;
     let off_s = rounding.offset(SCALE_I128) as i64;
     let off_sq = rounding.offset(SCALE_SQ) as i64;
@@ -96,23 +96,34 @@ fn padding(layout: &Layout, d: TileDesc, salt: Fr) -> TileWitness {
     }
 }
 
-/// Row t of a layer tile: W, W′, b, b′ and the optimizer's values.
+/// Row t of a layer tile: this fold's segment of W and W′ (weights `k0 …`),
+/// the optimizer's values, and on the row's last segment b and b′.
 fn fill_row(
     row: &mut RowWitness,
     before: &Checkpoint,
     trace: &StepTrace,
-    l: usize,
+    d: &TileDesc,
     j: usize,
+    k0: usize,
 ) -> Result<(), CircuitError> {
+    let l = d.layer - 1;
     let (lp, np) = (&before.layers[l], &trace.after.layers[l]);
     let n_in = lp.w.cols;
-    row.w[..n_in].copy_from_slice(lp.w.row(j));
-    row.w_new[..n_in].copy_from_slice(np.w.row(j));
-    row.b = lp.b[j];
-    row.b_new = np.b[j];
+    let (w, w_new) = (lp.w.row(j), np.w.row(j));
+    for c in 0..row.w.len() {
+        if k0 + c < n_in {
+            row.w[c] = w[k0 + c];
+            row.w_new[c] = w_new[k0 + c];
+        }
+    }
+    if d.last_seg {
+        row.b = lp.b[j];
+        row.b_new = np.b[j];
+    }
     match (&trace.backward[l].update, &mut row.update) {
-        (UpdateTrace::Sgd(t), RowUpdate::Sgd(r)) => r.fill(t, j, n_in),
+        (UpdateTrace::Sgd(t), RowUpdate::Sgd(r)) => r.fill(t, j, n_in, k0, d.last_seg),
         (UpdateTrace::Momentum(t), RowUpdate::Momentum(r)) => {
+            // momentum rows are whole (k0 = 0, one segment)
             let missing = || CircuitError::NoVelocity(l + 1);
             let (vw, vw2) = (
                 lp.vw.as_ref().ok_or_else(missing)?,
@@ -179,9 +190,18 @@ pub fn build_witnesses(
     for d in &layout.schedule {
         let mut tw = padding(layout, *d, batch.salt);
         for t in 0..d.rows_active {
-            fill_row(&mut tw.rows[t], before, trace, d.layer - 1, d.j0 + t)?;
+            fill_row(
+                &mut tw.rows[t],
+                before,
+                trace,
+                d,
+                d.j0 + t,
+                d.seg * layout.seg_w,
+            )?;
         }
-        fill_cells(&mut tw, layout, trace, batch)?;
+        if d.last_seg {
+            fill_cells(&mut tw, layout, trace, batch)?;
+        }
         for i in 0..layout.batch {
             for c in 0..d.x_active {
                 tw.x[i * layout.xcols + c] = batch.x.at(i, d.x0 + c);
@@ -250,7 +270,8 @@ fn fill_claims(
     for tw in out.iter_mut() {
         let d = tw.desc;
         let a = layer_output(d.layer - 1);
-        tw.links.ta_in = tau_a(a);
+        let k0 = d.seg * layout.seg_w;
+        tw.links.ta_in = tau_a(a)[k0..k0 + layout.seg_w].to_vec();
         tw.links.ar_in = a_rho(a);
         if d.first && !d.is_top {
             tw.links.ar_up = a_rho(layer_output(d.layer));

@@ -149,3 +149,15 @@ fn edge_cases_of_the_semantics_satisfy_every_fold() {
     let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap_or_else(|e| panic!("{e:?}"));
     assert!(c.layout.check_final(&c.z0, &zn).is_ok());
 }
+
+#[test]
+fn rows_cut_into_segments_satisfy_every_fold() {
+    // 300 inputs: records padded to 345 = 5 blocks of 69; 5 segments of 69
+    let toml = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 300\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n";
+    let c = case_segmented(toml, 5, 3);
+    assert_eq!((c.layout.n_max, c.layout.seg_w), (345, 69));
+    // layer 2: 1 row × 5 segments, layer 1: 2 rows × 5 segments
+    assert_eq!(c.layout.num_folds(), 15);
+    let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap();
+    c.layout.check_final(&c.z0, &zn).unwrap();
+}

@@ -366,3 +366,27 @@ fn an_input_wider_than_the_folds_gets_layer_one_tiles_without_rows() {
     );
     rejects(&c32, 1, "x/x0/v0/range", |w| w.x[0] = 1 << 31);
 }
+
+#[test]
+fn segments_of_a_row_are_checked_together() {
+    let toml = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 300\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n";
+    let c = case_segmented(toml, 5, 3);
+    // layer 1's second row, its third segment (of five): fold 5 + 5 + 2
+    let f = 12;
+    let d = c.witnesses[f].desc;
+    assert_eq!((d.layer, d.j0, d.seg), (1, 1, 2));
+    // a weight of θ_{t+1} off by one: the row's F2, settled on its last segment
+    rejects(&c, f, "weight_grad", |w| w.rows[0].w_new[3] += 1);
+    // a weight of θ_t off by one: the row's F1
+    rejects(&c, f, "forward", |w| w.rows[0].w[3] += 1);
+    // another τA segment than the first row fixed for this segment
+    rejects(&c, f, "ta_claim", |w| {
+        w.links.ta_in[0] += zkstep_core::Fr::from(1u64)
+    });
+    // segments are not interchangeable: the schedule pins each fold's
+    let mut ws = c.witnesses.clone();
+    ws.swap(f, f + 1);
+    if let Ok(zn) = run_all(&c.layout, &ws, &c.z0) {
+        assert!(c.layout.check_final(&c.z0, &zn).is_err());
+    }
+}

@@ -32,6 +32,7 @@ pub const DOMAIN_BATCH: u64 = 0x7a6b_7374_6570_0002;
 pub const DOMAIN_COLUMNS: u64 = 0x7a6b_7374_6570_0003;
 /// Values packed into one field element.
 pub const PACK: usize = 3;
+const _: () = assert!(crate::spec::RECORD_BLOCK == PACK * (RATE - 1));
 /// Data elements absorbed per permutation (the 24th slot carries the running digest).
 pub const CHUNK: usize = RATE - 1;
 
@@ -109,7 +110,7 @@ pub fn param_record_values(ckpt: &Checkpoint, l: usize, j: usize, width: usize) 
 
 /// `Commit(θ)` under a spec (the checkpoint must already match the spec's shapes).
 pub fn commit_params(spec: &ModelSpec, ckpt: &Checkpoint) -> Fr {
-    let width = spec.max_inputs();
+    let width = spec.record_width();
     let mut h = chain_init(DOMAIN_PARAMS, spec.digest());
     for l in (0..ckpt.layers.len()).rev() {
         for j in 0..ckpt.layers[l].w.rows {

@@ -425,6 +425,20 @@ impl ModelSpec {
     pub fn max_inputs(&self) -> usize {
         self.layers.iter().map(|l| l.inputs).max().unwrap_or(0)
     }
+    /// Width of a unit's weight row in a parameter record: the widest input,
+    /// rounded up to whole hash blocks (`RECORD_BLOCK` values, one Poseidon
+    /// permutation of packed values) when it is wider than
+    /// `SEGMENT_MIN_WIDTH`, so that a row can be hashed a segment of blocks
+    /// at a time (a fold may then hold part of a row). A function of the spec
+    /// alone, so Commit(θ) does not depend on how a proof is cut into folds.
+    pub fn record_width(&self) -> usize {
+        let n = self.max_inputs();
+        if n > SEGMENT_MIN_WIDTH {
+            n.div_ceil(RECORD_BLOCK) * RECORD_BLOCK
+        } else {
+            n
+        }
+    }
     /// Total number of trainable parameters.
     pub fn num_params(&self) -> usize {
         self.layers.iter().map(|l| l.outputs * (l.inputs + 1)).sum()
@@ -480,6 +494,13 @@ impl ModelSpec {
         fr_from_digest_bytes(&b)
     }
 }
+
+/// Values in one hash block of a parameter record (3 packed a field element,
+/// 23 elements a permutation).
+pub const RECORD_BLOCK: usize = 69;
+/// Rows wider than this are padded to whole blocks in records (see
+/// [`ModelSpec::record_width`]); narrower rows always fit one fold whole.
+pub const SEGMENT_MIN_WIDTH: usize = 256;
 
 /// The built-in demo spec: 2-16-16-1 with ReLU, MSE, SGD, batch 8.
 pub fn demo_spec() -> ModelSpec {

@@ -113,6 +113,7 @@ pub fn verifying_key_bytes(keys: &Keys) -> Result<Vec<u8>> {
     let payload = VerifyingKeyRef {
         spec_toml: &toml,
         rows: keys.layout.rows as u64,
+        segments: keys.layout.segments as u64,
         schedule_digest: keys.layout.expected_schedule_digest(),
         vk: &keys.vk,
     };
@@ -127,6 +128,7 @@ pub fn write_keys(dir: &Path, keys: &Keys) -> Result<()> {
     let pk = ProvingKeyRef {
         spec_toml: &toml,
         rows: keys.layout.rows as u64,
+        segments: keys.layout.segments as u64,
         pp: &keys.pp,
         pk: &keys.pk,
     };
@@ -159,7 +161,11 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
             "the embedded spec does not match the header's spec digest".into(),
         ));
     }
-    let layout = Arc::new(Layout::new(&spec, p.rows as usize)?);
+    let layout = Arc::new(Layout::with_segments(
+        &spec,
+        p.rows as usize,
+        p.segments as usize,
+    )?);
     let (_, vk) = CompressedSnark::setup(&p.pp).map_err(nova_err("compression keys"))?;
     Ok(Keys {
         layout,

@@ -98,14 +98,14 @@ fn decode_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
             "the embedded spec does not match the header's spec digest".into(),
         ));
     }
-    if p.rows == 0 || p.rows > 1 << 20 {
+    if p.rows == 0 || p.rows > 1 << 20 || p.segments == 0 || p.segments > 1 << 20 {
         return Err(VerifyError::Malformed(format!(
-            "rows per tile {} out of range",
-            p.rows
+            "rows per tile {} or segments per row {} out of range",
+            p.rows, p.segments
         )));
     }
-    let layout =
-        Layout::new(&spec, p.rows as usize).map_err(|e| VerifyError::Malformed(e.to_string()))?;
+    let layout = Layout::with_segments(&spec, p.rows as usize, p.segments as usize)
+        .map_err(|e| VerifyError::Malformed(e.to_string()))?;
     // the key is the verifier's trusted input: keygen wrote the digest of
     // this same schedule (a wrong one only makes honest proofs fail)
     layout.set_schedule_digest(p.schedule_digest);
@@ -169,7 +169,8 @@ pub fn verify(
 /// A panic inside the SNARK library is [`VerifyError::Malformed`].
 pub fn check_ceremony(vk: &VerifyingKey, dir: &Path) -> Result<(), VerifyError> {
     guard(VerifyError::Malformed, || {
-        let layout = Layout::new(&vk.layout.spec, vk.layout.rows)
+        let lay = &vk.layout;
+        let layout = Layout::with_segments(&lay.spec, lay.rows, lay.segments)
             .map_err(|e| VerifyError::Malformed(e.to_string()))?;
         if layout.expected_schedule_digest() != vk.layout.expected_schedule_digest() {
             return Err(VerifyError::Rejected(

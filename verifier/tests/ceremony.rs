@@ -79,6 +79,7 @@ fn fixture() -> &'static Fixture {
         let payload = VerifyingKeyRef {
             spec_toml: &toml,
             rows: 2,
+            segments: 1,
             schedule_digest: layout.expected_schedule_digest(),
             vk: &keys.vk,
         };

@@ -22,6 +22,10 @@ pub(crate) struct Powers {
     pub rho_off: Var,
     /// γ^{j0} of this tile.
     pub gamma_off: Var,
+    /// ρ^{k0} of this fold's segment of a row.
+    pub rho_k0: Var,
+    /// γ^{k0} of this fold's segment of a row.
+    pub gamma_k0: Var,
 }
 
 /// Compute the powers (multiplications only; the challenges are state constants).
@@ -44,17 +48,54 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         let p = mul(cs.namespace(|| format!("b{i}")), &sample[i - 1], &stride)?;
         sample.push(var(&p));
     }
+    // ρ^{j0}, γ^{j0}: advanced by x^rows on a row's first segment only
+    let advance = |cs: &mut CS, name: &str, x_r: &Expr| {
+        select(
+            cs.namespace(|| format!("{name}_adv")),
+            &flags.first_seg,
+            x_r,
+            &cst::<CS>(Fr::ONE),
+        )
+    };
+    let rho_r = advance(&mut cs, "rho", &rho[ctx.rows])?;
     let rho_off = tile_offset(
         cs.namespace(|| "rho_off"),
         &flags.first,
         &ctx.z(slots.links.rho_off),
-        &rho[ctx.rows],
+        &var(&rho_r),
     )?;
+    let gamma_r = advance(&mut cs, "gamma", &gamma[ctx.rows])?;
     let gamma_off = tile_offset(
         cs.namespace(|| "g_off"),
         &flags.first,
         &ctx.z(slots.links.g_off),
-        &gamma[ctx.rows],
+        &var(&gamma_r),
+    )?;
+    // ρ^{k0}, γ^{k0} of the segment: 1 on a row's first, then times x^{seg_w}
+    let seg_step = |cs: &mut CS, name: &str, x: &Expr| -> Result<Expr, SynthesisError> {
+        if ctx.lay.segments == 1 {
+            Ok(cst::<CS>(Fr::ONE))
+        } else {
+            Ok(var(&power(
+                cs.namespace(|| name.to_string()),
+                x,
+                ctx.seg_w,
+            )?))
+        }
+    };
+    let rho_s = seg_step(&mut cs, "rho_seg", &rho[1])?;
+    let rho_k0 = tile_offset(
+        cs.namespace(|| "rho_k0"),
+        &flags.first_seg,
+        &ctx.z(slots.links.rho_k0),
+        &rho_s,
+    )?;
+    let gamma_s = seg_step(&mut cs, "gamma_seg", &gamma[1])?;
+    let gamma_k0 = tile_offset(
+        cs.namespace(|| "gamma_k0"),
+        &flags.first_seg,
+        &ctx.z(slots.links.gamma_k0),
+        &gamma_s,
     )?;
     Ok(Powers {
         rho,
@@ -62,6 +103,8 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         sample,
         rho_off,
         gamma_off,
+        rho_k0,
+        gamma_k0,
     })
 }
 

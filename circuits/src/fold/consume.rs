@@ -1,25 +1,30 @@
 //! The consumer component: the claims this tile makes about its layer's
 //! input, which the layer below settles.
 //!
-//! - τA (n_max values): hashed whole (23 a permutation) so that all folds of
-//!   the layer provably use one vector (the digest must equal the state's on
-//!   every tile but the first), and combined as `Σ_k τA[k]·γ^k`, the claim on
-//!   the producing layer (settled when that layer's last tile ends);
+//! - τA (the fold's segment of it: n_max values when rows are whole): hashed
+//!   whole (23 a permutation) so that all folds of the layer provably use one
+//!   vector (the layer's first row sets each segment's digest in the state;
+//!   every other fold's must equal it), and combined as `γ^{k0}·Σ_k τA[k]·γ^k`,
+//!   summed over the first row's segments into the claim on the producing
+//!   layer (settled when that layer's last tile ends);
 //! - Aρ (B values): its digest must equal the state's on every tile but the
 //!   first;
 //! - on a non-top layer's first tile, the Aρ vector the layer above claimed
 //!   about this layer's output ("up"), opened against the state's digest.
 
+use super::challenges::Powers;
 use super::ctx::{Ctx, Var};
-use super::desc::Flags;
+use super::desc::Desc;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{alloc, cst, enforce_eq_if, horner, mul, sub, var, Expr, Fr};
+use zkstep_gadgets::expr::{
+    add, alloc, cst, enforce_eq_if, horner, materialise, mul, select, sub, var, zero, Expr, Fr,
+};
 use zkstep_gadgets::hash::chain_absorb;
 
 /// The consumer's witness: values that depend on the challenges.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkWitness {
-    /// τA of the layer's input (n_max, zero-padded).
+    /// τA of the layer's input: this fold's segment (seg_w values, zero-padded).
     pub ta_in: Vec<Fr>,
     /// Aρ of the layer's input (B).
     pub ar_in: Vec<Fr>,
@@ -35,10 +40,13 @@ pub(crate) struct Consumed {
     pub ar_in: Vec<Var>,
     /// The "up" Aρ values.
     pub ar_up: Vec<Var>,
-    /// Digest of τA.
+    /// Digest of this fold's τA segment.
     pub digest_ta: Expr,
-    /// `Σ_k τA[k]·γ^k`.
-    pub rlc: Expr,
+    /// The next value of each segment's digest slot.
+    pub claim_ta: Vec<Var>,
+    /// The next claim `Σ_k τA[k]·γ^k` on the producing layer (summed over
+    /// the first row's segments, then kept).
+    pub claim_rlc: Var,
     /// Digest of Aρ.
     pub digest_ar: Expr,
 }
@@ -47,17 +55,18 @@ pub(crate) struct Consumed {
 pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     mut cs: CS,
     ctx: &Ctx,
-    flags: &Flags,
-    gamma: &[Expr],
+    desc: &Desc,
+    pw: &Powers,
     w: Option<&LinkWitness>,
 ) -> Result<Consumed, SynthesisError> {
     let links = &ctx.lay.slots.links;
+    let flags = &desc.flags;
     let allocv = |cs: &mut CS, name: &str, len: usize, f: &dyn Fn(&LinkWitness) -> &[Fr]| {
         (0..len)
             .map(|k| alloc(cs.namespace(|| format!("{name}{k}")), w.map(|w| f(w)[k])))
             .collect::<Result<Vec<Var>, _>>()
     };
-    let ta_in = allocv(&mut cs, "ta", ctx.n, &|w| &w.ta_in)?;
+    let ta_in = allocv(&mut cs, "ta", ctx.seg_w, &|w| &w.ta_in)?;
     let ar_in = allocv(&mut cs, "ar", ctx.batch, &|w| &w.ar_in)?;
     let ar_up = allocv(&mut cs, "up", ctx.batch, &|w| &w.ar_up)?;
     let one = ctx.one::<CS>();
@@ -67,15 +76,48 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         &cst::<CS>(ctx.lay.ta_init()),
         &ta_vec,
     )?);
-    // Σ_k τA[k]·γ^k by Horner's rule
-    let rlc = horner(cs.namespace(|| "ta_g"), &gamma[1], &ta_vec)?;
-    let not_first = sub(&one, &flags.first);
+    // γ^{k0}·Σ_k τA[k]·γ^k by Horner's rule
+    let h = horner(cs.namespace(|| "ta_g"), &pw.gamma[1], &ta_vec)?;
+    let rlc = var(&mul(cs.namespace(|| "ta_g_k0"), &var(&pw.gamma_k0), &h)?);
+    // the first row sets its segment's digest; every other fold must match it
+    let slots: Vec<Expr> = links.claim_ta.clone().map(|i| ctx.z(i)).collect();
+    let mut claimed = zero();
+    let mut claim_ta = Vec::with_capacity(slots.len());
+    for (s, (e, z)) in desc.seg_onehot.iter().zip(&slots).enumerate() {
+        let pick = mul(cs.namespace(|| format!("pick{s}")), e, z)?;
+        claimed = add(&claimed, &var(&pick));
+        let set = mul(cs.namespace(|| format!("set{s}")), e, &flags.first_row)?;
+        let d = mul(
+            cs.namespace(|| format!("upd{s}")),
+            &var(&set),
+            &sub(&digest_ta, z),
+        )?;
+        claim_ta.push(materialise(
+            cs.namespace(|| format!("claim{s}")),
+            &add(z, &var(&d)),
+        )?);
+    }
+    // the claim on the producing layer: the first row's segments' sum
+    let z_rlc = ctx.z(links.claim_rlc);
+    let kept = mul(
+        cs.namespace(|| "rlc_keep"),
+        &sub(&one, &flags.first_seg),
+        &z_rlc,
+    )?;
+    let claim_rlc = select(
+        cs.namespace(|| "claim_rlc"),
+        &flags.first_row,
+        &add(&var(&kept), &rlc),
+        &z_rlc,
+    )?;
+    let not_first_row = sub(&one, &flags.first_row);
     enforce_eq_if(
         cs.namespace(|| "ta_claim"),
-        &not_first,
+        &not_first_row,
         &digest_ta,
-        &ctx.z(links.claim_ta),
+        &claimed,
     );
+    let not_first = sub(&one, &flags.first);
     let claim_ar = ctx.z(links.claim_ar);
     let ar_init = cst::<CS>(ctx.lay.ar_init());
     let digest_ar = opened(&mut cs, "ar", &ar_in, &ar_init, &not_first, &claim_ar)?;
@@ -97,7 +139,8 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         ar_in,
         ar_up,
         digest_ta,
-        rlc,
+        claim_ta,
+        claim_rlc,
         digest_ar,
     })
 }

@@ -18,6 +18,8 @@ pub(crate) struct Ctx<'a> {
     pub rows: usize,
     /// Padded row width n_max.
     pub n: usize,
+    /// Weights of a row in this fold (n_max, or a segment of it).
+    pub seg_w: usize,
     /// Batch size B.
     pub batch: usize,
     /// Bits of a stored value.
@@ -40,6 +42,7 @@ impl<'a> Ctx<'a> {
             lay,
             rows: lay.rows,
             n: lay.n_max,
+            seg_w: lay.seg_w,
             batch: lay.batch,
             bits: lay.spec.value_range.bits,
             s: SCALE_I128 as u128,

@@ -8,7 +8,7 @@ use crate::layout::{TileDesc, DESC_FIELDS, DESC_NUMBERS};
 use ff::Field;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_gadgets::expr::{
-    add, alloc, cst, enforce_bool, enforce_eq, enforce_mul, sub, var, zero, Expr, Fr,
+    add, alloc, cst, enforce_bool, enforce_eq, enforce_mul, mul, scale, sub, var, zero, Expr, Fr,
 };
 use zkstep_gadgets::hash::h24;
 
@@ -24,6 +24,12 @@ pub(crate) struct Flags {
     pub last: Expr,
     /// The last fold.
     pub is_final: Expr,
+    /// A tile of the layer's first output units.
+    pub first_row: Expr,
+    /// The row's first segment.
+    pub first_seg: Expr,
+    /// The row's last segment.
+    pub last_seg: Expr,
 }
 
 /// What the descriptor component gives the others.
@@ -34,8 +40,12 @@ pub(crate) struct Desc {
     pub sched: Var,
     /// `m_t = [t < rows_active]`.
     pub row_mask: Vec<Var>,
+    /// `m_t·last_seg`: rows whose cells, bias and identities this fold checks.
+    pub cell_mask: Vec<Var>,
     /// `x_c = [c < x_active]`: the X section's columns in use.
     pub x_mask: Vec<Var>,
+    /// One-hot of the segment index (`[1]` when rows are whole).
+    pub seg_onehot: Vec<Expr>,
 }
 
 /// Allocate the descriptor, absorb it into the schedule chain, build the row masks.
@@ -62,6 +72,9 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         first: flag(2),
         last: flag(3),
         is_final: flag(4),
+        first_row: flag(5),
+        first_seg: flag(6),
+        last_seg: flag(7),
     };
     let mut sched_in = vec![ctx.z(ctx.lay.slots.schedule.sched)];
     sched_in.extend(fields.iter().map(var));
@@ -73,6 +86,21 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         ctx.rows,
         desc.map(|d| d.rows_active),
     )?;
+    let cell_mask = (0..ctx.rows)
+        .map(|t| {
+            mul(
+                cs.namespace(|| format!("cell_mask{t}")),
+                &var(&row_mask[t]),
+                &flags.last_seg,
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    let seg_onehot = onehot(
+        cs.namespace(|| "seg"),
+        &var(&fields[6]),
+        ctx.lay.segments,
+        desc.map(|d| d.seg),
+    )?;
     let x_mask = prefix_mask(
         cs.namespace(|| "xcols"),
         &var(&fields[5]),
@@ -83,8 +111,39 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         flags,
         sched,
         row_mask,
+        cell_mask,
         x_mask,
+        seg_onehot,
     })
+}
+
+/// Booleans `e_s = [s = index]` for s < len: boolean, summing to 1, with
+/// `Σ s·e_s = index`. One segment needs no variables: `[1]`.
+fn onehot<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    index: &Expr,
+    len: usize,
+    index_val: Option<usize>,
+) -> Result<Vec<Expr>, SynthesisError> {
+    if len == 1 {
+        enforce_eq(cs.namespace(|| "index0"), index, &zero());
+        return Ok(vec![cst::<CS>(Fr::ONE)]);
+    }
+    let mut e = Vec::with_capacity(len);
+    let (mut sum, mut weighted) = (zero(), zero());
+    for s in 0..len {
+        let b = alloc(
+            cs.namespace(|| format!("e{s}")),
+            index_val.map(|i| if i == s { Fr::ONE } else { Fr::ZERO }),
+        )?;
+        enforce_bool(cs.namespace(|| format!("bool{s}")), &var(&b));
+        sum = add(&sum, &var(&b));
+        weighted = add(&weighted, &scale(&var(&b), Fr::from(s as u64)));
+        e.push(var(&b));
+    }
+    enforce_eq(cs.namespace(|| "one"), &sum, &cst::<CS>(Fr::ONE));
+    enforce_eq(cs.namespace(|| "index"), &weighted, index);
+    Ok(e)
 }
 
 /// Booleans `m_k = [k < count]` for k < len: boolean, non-increasing, summing to `count`.

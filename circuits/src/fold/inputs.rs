@@ -8,8 +8,9 @@
 //! `commit_batch`), and its share of the two claims layer 1 makes about its
 //! input — `Σ_k γ^k·τA[k]` with `τA[k] = Σ_i ρ^{i·n}·X[i,k]`, and
 //! `Aρ[i] = Σ_k ρ^k·X[i,k]` — accumulated in the state and required equal to
-//! layer 1's consumed claims on the last fold (a layer-1 tile, whose τA and
-//! Aρ are those of every layer-1 fold by their digests).
+//! layer 1's claims on the last fold (a layer-1 tile: its claim slot holds
+//! the γ-sum of layer 1's τA, summed over its first row's segments, and its
+//! Aρ is that of every layer-1 fold by the digests).
 //!
 //! X is not absorbed into the transcript T: T starts from c_batch, which
 //! binds D(X), so X is fixed before ρ. Masked columns contribute nothing
@@ -95,7 +96,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         cs.namespace(|| "x_ta_settled"),
         fin,
         &var(&x_prod),
-        &consumed.rlc,
+        &var(&consumed.claim_rlc),
     );
     for (i, a) in x_ar.iter().enumerate() {
         enforce_eq_if(

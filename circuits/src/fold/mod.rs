@@ -101,13 +101,8 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         w.map(|w| w.cells.as_slice()),
     )?;
     let produced = produce::synthesize(cs.namespace(|| "out"), ctx, &desc, &pw, &cells)?;
-    let consumed = consume::synthesize(
-        cs.namespace(|| "in"),
-        ctx,
-        &desc.flags,
-        &pw.gamma,
-        w.map(|w| &w.links),
-    )?;
+    let consumed =
+        consume::synthesize(cs.namespace(|| "in"), ctx, &desc, &pw, w.map(|w| &w.links))?;
     let inputs = rows::RowInputs {
         desc: &desc,
         pw: &pw,

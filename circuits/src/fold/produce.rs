@@ -41,7 +41,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     cells: &CellVars,
 ) -> Result<Produced, SynthesisError> {
     let (rows, bsz) = (ctx.rows, ctx.batch);
-    let rm = &desc.row_mask;
+    let rm = &desc.cell_mask;
     let mut am = Vec::with_capacity(bsz * rows);
     for i in 0..bsz {
         for t in 0..rows {

@@ -20,7 +20,9 @@ use crate::update::UpdateGadget;
 use ff::{Field, PrimeField};
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_core::commit::param_record;
-use zkstep_gadgets::expr::{add, cst, enforce_eq_if, horner, lin, mul, scale, var, zero, Expr, Fr};
+use zkstep_gadgets::expr::{
+    add, cst, enforce_eq_if, horner, lin, materialise, mul, scale, sub, var, zero, Expr, Fr,
+};
 use zkstep_gadgets::fixed::alloc_stored;
 use zkstep_gadgets::hash::{chain_absorb_if, pack};
 use zkstep_gadgets::range::RangeCheck;
@@ -50,6 +52,9 @@ pub(crate) struct RowsOut {
     pub part_r: Expr,
     /// The weights' transcript values, in order.
     pub transcript: Vec<Expr>,
+    /// Row 0's running (F1 right side, F2 left side, F3 weight factor) over
+    /// its segments so far (its whole sums when rows are whole).
+    pub acc: (Var, Var, Var),
 }
 
 /// The inputs every row reads.
@@ -75,6 +80,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadge
         h_after: ctx.z(commit.h_after),
         part_r: zero(),
         transcript: vec![],
+        acc: (ctx.z[0].clone(), ctx.z[0].clone(), ctx.z[0].clone()),
     };
     for t in 0..ctx.rows {
         let rw = w.map(|w| &w[t]);
@@ -123,15 +129,38 @@ fn row<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     upd: Option<&G::Row>,
     out: &mut RowsOut,
 ) -> Result<(), SynthesisError> {
-    let sums = weights(&mut cs, rc, ctx, g, inp, rw, upd, out)?;
+    let mut sums = weights(&mut cs, rc, ctx, g, inp, rw, upd, out)?;
+    if t == 0 {
+        accumulate(&mut cs, ctx, inp, &mut sums, out)?;
+    }
     let b = alloc_stored(cs.namespace(|| "b"), rc, rw.map(|r| r.b), ctx.bits)?;
     let b_new = alloc_stored(cs.namespace(|| "b_new"), rc, rw.map(|r| r.b_new), ctx.bits)?;
     let db = (0..ctx.batch).fold(zero(), |acc, i| {
         add(&acc, &var(&inp.cells.dz[ctx.cell(i, t)]))
     });
     let bias = g.bias(&mut cs, rc, ctx, &var(&b), &var(&b_new), &db, upd)?;
-    let active = var(&inp.desc.row_mask[t]);
+    // a row's cells, bias and identities are checked on its last segment
+    let active = var(&inp.desc.cell_mask[t]);
     identities(&mut cs, ctx, g, inp, t, &var(&b), &sums, &active, out)?;
+    if ctx.lay.segments > 1 {
+        // the record W row ‖ b a block-aligned segment at a time (SGD only)
+        let weights_on = var(&inp.desc.row_mask[t]);
+        for (name, wv, bv, h) in [
+            ("c_before", &sums.wrow, &b, &mut out.h_before),
+            ("c_after", &sums.wnew, &b_new, &mut out.h_after),
+        ] {
+            let mut ns = cs.namespace(|| name);
+            let hw = chain_absorb_if(ns.namespace(|| "w"), &weights_on, h, &pack::<CS>(wv))?;
+            let hb = chain_absorb_if(
+                ns.namespace(|| "b"),
+                &active,
+                &var(&hw),
+                &pack::<CS>(&[var(bv)]),
+            )?;
+            *h = var(&hb);
+        }
+        return Ok(());
+    }
     // commitments: W row ‖ b (‖ state rows ‖ state biases), the native record order
     let record = |w: &[Expr], b: &Expr, rows: &[Vec<Expr>], biases: &[Expr]| {
         let state: Vec<(&[Expr], &Expr)> = rows.iter().map(Vec::as_slice).zip(biases).collect();
@@ -167,16 +196,16 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     out: &mut RowsOut,
 ) -> Result<RowSums, SynthesisError> {
     let mut s = RowSums {
-        wrow: Vec::with_capacity(ctx.n),
-        wnew: Vec::with_capacity(ctx.n),
+        wrow: Vec::with_capacity(ctx.seg_w),
+        wnew: Vec::with_capacity(ctx.seg_w),
         state: vec![],
         state_new: vec![],
         f2: zero(),
         f1r: zero(),
         wrho: zero(),
     };
-    let (mut grad, mut f1s) = (Vec::with_capacity(ctx.n), zero());
-    for k in 0..ctx.n {
+    let (mut grad, mut f1s) = (Vec::with_capacity(ctx.seg_w), zero());
+    for k in 0..ctx.seg_w {
         let mut ck = cs.namespace(|| format!("k{k}"));
         let wa = alloc_stored(ck.namespace(|| "w"), rc, rw.map(|r| r.w[k]), ctx.bits)?;
         let wn = alloc_stored(
@@ -199,12 +228,45 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         s.wrow.push(var(&wa));
         s.wnew.push(var(&wn));
     }
-    // Σ_k ρ^k·term_k and Σ_k ρ^k·W[k] by Horner's rule (no powers of ρ)
-    let rho = &inp.pw.rho[1];
+    // ρ^{k0}·Σ_k ρ^k·term_k and ρ^{k0}·Σ_k ρ^k·W[k] by Horner's rule (no powers of ρ)
+    let (rho, k0) = (&inp.pw.rho[1], var(&inp.pw.rho_k0));
     s.f1r = f1s;
-    s.f2 = horner(cs.namespace(|| "f2"), rho, &grad)?;
-    s.wrho = horner(cs.namespace(|| "wrho"), rho, &s.wrow)?;
+    let f2 = horner(cs.namespace(|| "f2"), rho, &grad)?;
+    s.f2 = var(&mul(cs.namespace(|| "f2_k0"), &k0, &f2)?);
+    let wrho = horner(cs.namespace(|| "wrho"), rho, &s.wrow)?;
+    s.wrho = var(&mul(cs.namespace(|| "wrho_k0"), &k0, &wrho)?);
     Ok(s)
+}
+
+/// Row 0's sums over its segments so far: the state's running sums (zero on
+/// a row's first segment) plus this fold's, stored for the next fold; the
+/// identities of the row's last segment use the totals.
+fn accumulate<CS: ConstraintSystem<Fr>>(
+    cs: &mut CS,
+    ctx: &Ctx,
+    inp: &RowInputs,
+    sums: &mut RowSums,
+    out: &mut RowsOut,
+) -> Result<(), SynthesisError> {
+    let links = &ctx.lay.slots.links;
+    let not_first = sub(&ctx.one::<CS>(), &inp.desc.flags.first_seg);
+    let mut total = |name: &str, slot: usize, part: &Expr| -> Result<Var, SynthesisError> {
+        let prev = mul(
+            cs.namespace(|| format!("{name}_prev")),
+            &not_first,
+            &ctx.z(slot),
+        )?;
+        materialise(
+            cs.namespace(|| format!("{name}_acc")),
+            &add(&var(&prev), part),
+        )
+    };
+    let f1 = total("f1", links.acc_f1, &sums.f1r)?;
+    let f2 = total("f2", links.acc_f2, &sums.f2)?;
+    let wr = total("wrho", links.acc_wrho, &sums.wrho)?;
+    (sums.f1r, sums.f2, sums.wrho) = (var(&f1), var(&f2), var(&wr));
+    out.acc = (f1, f2, wr);
+    Ok(())
 }
 
 /// Append one weight's state values to the per-tensor rows.

@@ -93,7 +93,9 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     out[sl.transcript.t] = t;
     out[sl.batch.d_x] = m("dx", &p.inputs.d_x)?;
     out[sl.batch.d_y] = m("dy", &p.produced.d_y)?;
-    out[sl.links.claim_ta] = m("claim_ta", &p.consumed.digest_ta)?;
+    for (i, c) in sl.links.claim_ta.clone().zip(&p.consumed.claim_ta) {
+        out[i] = c.clone();
+    }
     out[sl.links.out_ta] = claims.out_ta;
     out[sl.links.prod_ta] = claims.prod_ta;
     out[sl.links.claim_ar] = m("claim_ar", &p.consumed.digest_ar)?;
@@ -101,7 +103,12 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     out[sl.links.acc_r] = claims.acc_r;
     out[sl.links.rho_off] = p.pw.rho_off.clone();
     out[sl.transcript.t2] = t2;
-    out[sl.links.claim_rlc] = m("claim_rlc", &p.consumed.rlc)?;
+    out[sl.links.claim_rlc] = p.consumed.claim_rlc.clone();
+    out[sl.links.rho_k0] = p.pw.rho_k0.clone();
+    out[sl.links.gamma_k0] = p.pw.gamma_k0.clone();
+    out[sl.links.acc_f1] = p.rows.acc.0.clone();
+    out[sl.links.acc_f2] = p.rows.acc.1.clone();
+    out[sl.links.acc_wrho] = p.rows.acc.2.clone();
     out[sl.links.g_off] = p.pw.gamma_off.clone();
     for (i, ra) in sl.links.rem_ar.clone().zip(claims.rem_ar) {
         out[i] = ra;

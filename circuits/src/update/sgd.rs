@@ -49,12 +49,17 @@ impl SgdRow {
         }
     }
 
-    /// Fill row j's values (the first `n_in` weights) from the layer's trace.
-    pub fn fill(&mut self, t: &SgdTrace, j: usize, n_in: usize) {
-        for k in 0..n_in {
-            self.weights[k].r = t.w_rem[j * n_in + k];
+    /// Fill row j's values from the layer's trace: weights `k0 …` of the row
+    /// (those below `n_in`), and the bias on the row's last segment.
+    pub fn fill(&mut self, t: &SgdTrace, j: usize, n_in: usize, k0: usize, last_seg: bool) {
+        for (c, w) in self.weights.iter_mut().enumerate() {
+            if k0 + c < n_in {
+                w.r = t.w_rem[j * n_in + k0 + c];
+            }
         }
-        self.bias_r = t.b_rem[j];
+        if last_seg {
+            self.bias_r = t.b_rem[j];
+        }
     }
 }
 

@@ -25,6 +25,15 @@ pub struct Case {
 }
 
 pub fn case(toml: &str, rows: Option<usize>, seed: u64) -> Case {
+    case_cut(toml, rows, 1, seed)
+}
+
+/// A case whose rows are cut into `segments` folds (one row a tile).
+pub fn case_segmented(toml: &str, segments: usize, seed: u64) -> Case {
+    case_cut(toml, Some(1), segments, seed)
+}
+
+fn case_cut(toml: &str, rows: Option<usize>, segments: usize, seed: u64) -> Case {
     let spec = ModelSpec::from_toml_str(toml).unwrap();
     let before = Checkpoint::init(&spec, seed);
     use rand::{Rng, SeedableRng};
@@ -51,15 +60,25 @@ pub fn case(toml: &str, rows: Option<usize>, seed: u64) -> Case {
         y,
         salt: seeded_salt(seed, 0),
     };
-    case_from(spec, before, batch, rows)
+    let layout = match (rows, segments) {
+        (Some(r), s) => Layout::with_segments(&spec, r, s).unwrap(),
+        (None, _) => {
+            zkstep_circuits::sizing::fit(&spec, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap()
+        }
+    };
+    case_in(spec, before, batch, layout)
 }
 
 pub fn case_from(spec: ModelSpec, before: Checkpoint, batch: Batch, rows: Option<usize>) -> Case {
-    let trace = step(&spec, &before, &batch).unwrap();
-    let layout = Arc::new(
+    let layout =
         zkstep_circuits::sizing::layout_for(&spec, rows, zkstep_circuits::DEFAULT_FOLD_BUDGET)
-            .unwrap(),
-    );
+            .unwrap();
+    case_in(spec, before, batch, layout)
+}
+
+fn case_in(spec: ModelSpec, before: Checkpoint, batch: Batch, layout: Layout) -> Case {
+    let trace = step(&spec, &before, &batch).unwrap();
+    let layout = Arc::new(layout);
     let (witnesses, challenges) = build_witnesses(&layout, &trace, &before, &batch).unwrap();
     let z0 = layout.initial_state(
         commit_params(&spec, &before),

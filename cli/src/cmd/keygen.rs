@@ -45,7 +45,7 @@ pub fn run(a: KeygenArgs) -> Result<()> {
     let (c1, c2) = keys.pp.num_constraints();
     if json {
         print_json(
-            &json!({"keys": out, "params": format!("{:?}", keys.params).to_lowercase(), "rows_per_fold": keys.layout.rows, "folds": keys.layout.num_folds(), "constraints_per_fold": c1, "secondary_constraints": c2, "seconds": secs}),
+            &json!({"keys": out, "params": format!("{:?}", keys.params).to_lowercase(), "rows_per_fold": keys.layout.rows, "segments_per_row": keys.layout.segments, "folds": keys.layout.num_folds(), "constraints_per_fold": c1, "secondary_constraints": c2, "seconds": secs}),
         );
     } else {
         crate::outln!(
@@ -54,7 +54,15 @@ pub fn run(a: KeygenArgs) -> Result<()> {
             out.join(VERIFYING_KEY_FILE).display()
         );
         crate::outln!("params: {}", keys.params.describe());
-        crate::outln!("{} folds per step, {} output units per fold, {c1} constraints per fold (+{c2} secondary)", keys.layout.num_folds(), keys.layout.rows);
+        let tile = if keys.layout.segments > 1 {
+            format!("each output unit cut into {} folds", keys.layout.segments)
+        } else {
+            format!("{} output units per fold", keys.layout.rows)
+        };
+        crate::outln!(
+            "{} folds per step, {tile}, {c1} constraints per fold (+{c2} secondary)",
+            keys.layout.num_folds()
+        );
     }
     Ok(())
 }
