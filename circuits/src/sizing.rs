@@ -139,7 +139,52 @@ pub fn fit(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
     }
 }
 
-/// A layout with `rows` per tile if given, else the most that fit `budget`.
+/// Seconds of folding per constraint on the development machine (2 cores:
+/// 3.9 µs measured at width 512, batch 8; BENCHMARKS.md).
+const FOLD_S_PER_CONSTRAINT: f64 = 3.9e-6;
+/// Seconds of compression per element of the padded instance (27 s at 2²⁰,
+/// 51 s at 2²¹, 97 s at 2²² measured).
+const COMPRESS_S_PER_PADDED: f64 = 25.0e-6;
+
+/// Estimated seconds to prove one step under `layout` (folding and
+/// compression; the model above, fitted on the development machine).
+pub fn estimated_prove_s(layout: &Layout) -> Result<f64, CircuitError> {
+    let st = shape_stats(layout)?;
+    let per_fold = st.constraints + NOVA_OVERHEAD.0;
+    Ok(
+        (layout.num_folds() * per_fold) as f64 * FOLD_S_PER_CONSTRAINT
+            + padded_size(&st) as f64 * COMPRESS_S_PER_PADDED,
+    )
+}
+
+/// The fastest layout within `budget` by [`estimated_prove_s`]: the most
+/// rows that fit `budget`, or a smaller fold when fewer constraints a fold
+/// pay for themselves in a smaller compression (a small model's proof is
+/// mostly compression, whose size follows the fold, not the step). Wide
+/// layers (one unit a fold already) keep the largest fold.
+pub fn fit_fastest(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
+    let mut best = fit(spec, budget)?;
+    if best.rows == 1 {
+        return Ok(best);
+    }
+    let mut best_s = estimated_prove_s(&best)?;
+    let mut b = budget / 2;
+    while b >= 1 << 14 {
+        match fit(spec, b) {
+            Ok(l) => {
+                let t = estimated_prove_s(&l)?;
+                if t < best_s {
+                    (best, best_s) = (l, t);
+                }
+            }
+            Err(_) => break,
+        }
+        b /= 2;
+    }
+    Ok(best)
+}
+
+/// A layout with `rows` per tile if given, else the fastest within `budget`.
 pub fn layout_for(
     spec: &ModelSpec,
     rows: Option<usize>,
@@ -147,6 +192,6 @@ pub fn layout_for(
 ) -> Result<Layout, CircuitError> {
     match rows {
         Some(r) => Layout::new(spec, r),
-        None => fit(spec, budget),
+        None => fit_fastest(spec, budget),
     }
 }

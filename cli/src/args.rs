@@ -166,10 +166,11 @@ pub struct KeygenArgs {
     /// keys use dev params: a fresh random tau, sound only for whoever ran keygen.
     #[arg(long)]
     pub ptau_dir: Option<PathBuf>,
-    /// Output units per fold (default: as many as fit --fold-budget).
+    /// Output units per fold (default: the fold size with the shortest estimated proof within
+    /// --fold-budget, rows cut into segments where one unit is over it).
     #[arg(long)]
     pub rows: Option<usize>,
-    /// Bound on one fold's constraints (prover memory is about 2.7 KB per constraint).
+    /// Bound on one fold's constraints (prover memory follows the fold: ≈ 4 GB up to 2¹⁷).
     #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
     pub fold_budget: usize,
     /// Replace existing keys.

@@ -153,13 +153,14 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
         ..Default::default()
     };
     // a layout within the budget, or one unit per fold when even that is over
-    let layout = match zkstep_circuits::sizing::fit(&spec, budget) {
+    let layout = match zkstep_circuits::sizing::layout_for(&spec, None, budget) {
         Ok(l) => l,
         Err(_) => Layout::new(&spec, 1)?,
     };
     let stats = shape_stats(&layout)?;
     let est = estimate_peak_bytes(&stats);
     p.rows_per_fold = Some(layout.rows);
+    p.segments_per_row = Some(layout.segments);
     p.folds = Some(layout.num_folds());
     p.nonzeros_per_fold = Some(stats.nonzeros);
     p.estimated_peak_mib = Some(est / 1048576.0);

@@ -71,7 +71,10 @@ pub fn table(points: &[BenchPoint]) -> (Vec<&'static str>, Vec<Vec<String>>) {
                 p.batch.to_string(),
                 p.layers.to_string(),
                 p.status.clone(),
-                u(p.rows_per_fold),
+                match (p.rows_per_fold, p.segments_per_row) {
+                    (Some(r), Some(s)) if s > 1 => format!("{r}/{s}"),
+                    (r, _) => u(r),
+                },
                 u(p.folds),
                 u(p.constraints_per_fold),
                 u(p.total_constraints),

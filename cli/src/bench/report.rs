@@ -23,6 +23,9 @@ pub struct BenchPoint {
     pub note: Option<String>,
     /// Output units per fold.
     pub rows_per_fold: Option<usize>,
+    /// Folds each output unit is cut into (absent or 1: whole units).
+    #[serde(default)]
+    pub segments_per_row: Option<usize>,
     /// Folds (IVC steps).
     pub folds: Option<usize>,
     /// Nova's primary circuit per fold (ours + the augmented circuit).
