@@ -157,11 +157,7 @@ impl RangeCheck for BitDecomposition {
         if nb == 0 {
             // bound 1: e = 0
             let b = range_bits(cs.namespace(|| "r_ge_0"), e, 1)?;
-            crate::expr::enforce_eq(
-                cs.namespace(|| "r_lt_d"),
-                &var(&b[0]),
-                &crate::expr::zero(),
-            );
+            crate::expr::enforce_eq(cs.namespace(|| "r_lt_d"), &var(&b[0]), &crate::expr::zero());
             return Ok(());
         }
         let bits = range_bits(cs.namespace(|| "r_ge_0"), e, nb)?;
