@@ -7,44 +7,17 @@
 //! made once for the tests of this file, the ptau file once for every run.
 #![allow(clippy::unwrap_used)]
 
-use nova_snark::provider::hyperkzg::{CommitmentEngine, CommitmentKey};
-use nova_snark::traits::commitment::CommitmentEngineTrait;
-use rand::SeedableRng;
+#[path = "../../testing/ptau.rs"]
+mod ptau;
+use ptau::{ptau_dir, ptau_name};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use zkstep_circuits::engine::{VerifierKey, E1};
+use zkstep_circuits::engine::VerifierKey;
 use zkstep_circuits::files::{self, FileKind, Header, ParamsKind};
 use zkstep_circuits::params::{ceremony_keys, ParamsError};
 use zkstep_core::model::seeded_salt;
 use zkstep_core::{step, Batch, Checkpoint, Matrix, ModelSpec};
 use zkstep_prover::ivc::{keygen, prove, Keys, Setup};
-
-/// ppsnark asks for about 695k generators even for this tiny circuit.
-const POWER: u32 = 20;
-
-fn ptau_name() -> String {
-    format!("ppot_pruned_{POWER:02}.ptau")
-}
-
-/// A directory holding `ppot_pruned_20.ptau` for the τ drawn from `seed`:
-/// 64 MiB, about 20 s to make on 2 cores, so made once into the target's
-/// temporary folder (written to a temporary name and renamed) and shared
-/// with later runs and with the verifier's tests/ceremony.rs.
-fn ptau_dir(seed: u64) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("test-ptau-{POWER}-seed{seed}"));
-    let file = dir.join(ptau_name());
-    if !file.exists() {
-        std::fs::create_dir_all(&dir).unwrap();
-        let rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let ck = CommitmentKey::<E1>::setup_from_rng(b"ck", 1 << POWER, rng);
-        let tmp = dir.join(format!(".{}.{}", ptau_name(), std::process::id()));
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).unwrap());
-        CommitmentEngine::<E1>::save_setup(&ck, &mut f).unwrap();
-        drop(f);
-        std::fs::rename(&tmp, &file).unwrap();
-    }
-    dir
-}
 
 struct Fixture {
     /// Ceremony files the keys were made from.

@@ -9,43 +9,17 @@
 //! fixture.
 #![allow(clippy::unwrap_used)]
 
-use nova_snark::provider::hyperkzg::{CommitmentEngine, CommitmentKey};
-use nova_snark::traits::commitment::CommitmentEngineTrait;
-use rand::SeedableRng;
+#[path = "../../testing/ptau.rs"]
+mod ptau;
+use ptau::{ptau_dir, ptau_name};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
-use zkstep_circuits::engine::E1;
 use zkstep_circuits::files::{self, FileKind, Header, ParamsKind, VerifyingKeyRef};
 use zkstep_circuits::params::ceremony_keys;
 use zkstep_circuits::Layout;
 use zkstep_core::ModelSpec;
-
-/// ppsnark asks for about 695k generators even for the smallest circuit.
-const POWER: u32 = 20;
-
-fn ptau_name() -> String {
-    format!("ppot_pruned_{POWER:02}.ptau")
-}
-
-/// A directory holding `ppot_pruned_20.ptau` for the τ drawn from `seed`
-/// (made once, then reused: written to a temporary name and renamed).
-fn ptau_dir(seed: u64) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("test-ptau-{POWER}-seed{seed}"));
-    let file = dir.join(ptau_name());
-    if !file.exists() {
-        std::fs::create_dir_all(&dir).unwrap();
-        let rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let ck = CommitmentKey::<E1>::setup_from_rng(b"ck", 1 << POWER, rng);
-        let tmp = dir.join(format!(".{}.{}", ptau_name(), std::process::id()));
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).unwrap());
-        CommitmentEngine::<E1>::save_setup(&ck, &mut f).unwrap();
-        drop(f);
-        std::fs::rename(&tmp, &file).unwrap();
-    }
-    dir
-}
 
 fn fx(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
