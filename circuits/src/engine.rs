@@ -1,22 +1,34 @@
-//! Engine aliases: BN254 (HyperKZG) primary, Grumpkin (IPA) secondary.
+//! Engine aliases: BN254 (HyperKZG) primary, Grumpkin (IPA) secondary, and
+//! the two compressions of the primary ([`Compression`]).
 //!
-//! Compression: MicroSpartan (`ppsnark`, preprocessing) for the primary, so
-//! verification does not grow with the step circuit; plain Spartan (`snark`)
-//! for the secondary, whose circuit is Nova's fixed verifier circuit (it does
-//! not grow either). Measured on this project's 2-core machine for one
-//! 65k-constraint fold (examples/compress_variants.rs):
+//! The secondary is always compressed with plain Spartan (`snark`): its
+//! circuit is Nova's fixed verifier circuit. The primary is compressed with
+//! Spartan or with MicroSpartan (`ppsnark`, preprocessing), chosen per key
+//! (`zkstep keygen --compression`; the default by fold size,
+//! `sizing::default_compression`). Measured on this project's 2-core
+//! machine (examples/compress_variants.rs, the demo's 40,731-constraint
+//! fold, warm verification):
 //!
-//! | primary / secondary | compress | peak memory | verify |
-//! | --- | --- | --- | --- |
-//! | snark / snark | 3.3 s | 0.4 GB | 80 ms |
-//! | ppsnark / snark | 42 s | 4.0 GB | 56 ms |
-//! | snark / ppsnark | 19 s | 0.5 GB | 295 ms |
-//! | ppsnark / ppsnark | 57 s | 4.1 GB | 290 ms |
+//! | primary / secondary | compress | verify |
+//! | --- | --- | --- |
+//! | snark / snark (Spartan) | 3.7 s | 85–86 ms |
+//! | ppsnark / snark (MicroSpartan) | 27.8 s | 72 ms |
 //!
-//! ppsnark's compression memory grows with the fold (8.3 GB at 197k
-//! constraints), which is why the default fold budget is 2¹⁷.
+//! and earlier, for a 65k-constraint fold: snark/ppsnark 19 s and 295 ms,
+//! ppsnark/ppsnark 57 s and 290 ms (the secondary stays Spartan).
+//! MicroSpartan pads the fold's matrix non-zeros to a power of two and
+//! commits to them: Nova's own circuit alone has 300k non-zeros, so every
+//! fold costs at least a 2²⁰ instance (≈ 27 s here) and its memory grows to
+//! ≈ 4 GiB at 2²¹. Spartan's verifier instead evaluates the matrices
+//! itself, so its verification grows with the fold's non-zeros (bounded by
+//! the fold, not by the model's width).
 
 use crate::fold::TileCircuit;
+use nova_snark::errors::NovaError;
+use nova_snark::r1cs::R1CSShape;
+use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
+use serde::{Deserialize, Serialize};
+use zkstep_core::Fr;
 
 /// Primary engine (BN254 with HyperKZG commitments).
 pub type E1 = nova_snark::provider::Bn256EngineKZG;
@@ -26,17 +38,181 @@ pub type E2 = nova_snark::provider::GrumpkinEngine;
 pub type EE1 = nova_snark::provider::hyperkzg::EvaluationEngine<E1>;
 /// Evaluation engine of the secondary.
 pub type EE2 = nova_snark::provider::ipa_pc::EvaluationEngine<E2>;
-/// Compression SNARK of the primary (preprocessing Spartan).
-pub type S1 = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EE1>;
+/// MicroSpartan (preprocessing Spartan) for the primary.
+pub type S1Pp = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EE1>;
+/// Spartan for the primary (the verifier reads the R1CS matrices).
+pub type S1Sp = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, EE1>;
 /// Compression SNARK of the secondary (Nova's fixed verifier circuit).
 pub type S2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E2, EE2>;
 /// Nova public parameters for zkstep's step circuit.
 pub type PublicParams = nova_snark::nova::PublicParams<E1, E2, TileCircuit>;
 /// The IVC proof being built.
 pub type RecursiveSnark = nova_snark::nova::RecursiveSNARK<E1, E2, TileCircuit>;
+
+/// A commitment key's size floor, as nova-snark's SNARKs give it.
+pub type CkFloor<E> = Box<dyn for<'a> Fn(&'a R1CSShape<E>) -> usize>;
+
+type Nova<S> = nova_snark::nova::CompressedSNARK<E1, E2, TileCircuit, S, S2>;
+type NovaPk<S> = nova_snark::nova::ProverKey<E1, E2, TileCircuit, S, S2>;
+type NovaVk<S> = nova_snark::nova::VerifierKey<E1, E2, TileCircuit, S, S2>;
+
+/// Which SNARK compresses the primary's folded instance (the secondary's is
+/// always Spartan).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Compression {
+    /// Spartan: proving costs about a tenth of MicroSpartan's in time and
+    /// memory; the verifier evaluates the fold's R1CS matrices, so verifying
+    /// grows with the fold's non-zeros (not with the model's width, since
+    /// folds are bounded).
+    Spartan,
+    /// MicroSpartan (preprocessing): verifying does not read the matrices,
+    /// but proving pays commitments to them, padded to a power of two of
+    /// the non-zeros.
+    MicroSpartan,
+}
+
+impl Compression {
+    /// Canonical name (what `--compression` takes and reports print).
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Spartan => "spartan",
+            Compression::MicroSpartan => "microspartan",
+        }
+    }
+
+    /// Parse a name as [`Compression::name`] writes it.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "spartan" => Some(Compression::Spartan),
+            "microspartan" => Some(Compression::MicroSpartan),
+            _ => None,
+        }
+    }
+
+    /// The primary commitment key's size floor this compression needs.
+    pub fn ck_floor(self) -> CkFloor<E1> {
+        match self {
+            Compression::Spartan => S1Sp::ck_floor(),
+            Compression::MicroSpartan => S1Pp::ck_floor(),
+        }
+    }
+
+    /// The secondary's floor (the same for both).
+    pub fn ck_floor_secondary() -> CkFloor<E2> {
+        S2::ck_floor()
+    }
+}
+
 /// The compressed, zero-knowledge proof of one training step.
-pub type CompressedSnark = nova_snark::nova::CompressedSNARK<E1, E2, TileCircuit, S1, S2>;
+#[derive(Serialize, Deserialize)]
+pub enum CompressedSnark {
+    /// Compressed with Spartan.
+    Spartan(Box<Nova<S1Sp>>),
+    /// Compressed with MicroSpartan.
+    MicroSpartan(Box<Nova<S1Pp>>),
+}
+
 /// Prover key of the compression.
-pub type ProverKey = nova_snark::nova::ProverKey<E1, E2, TileCircuit, S1, S2>;
+#[derive(Serialize, Deserialize)]
+pub enum ProverKey {
+    /// For Spartan.
+    Spartan(Box<NovaPk<S1Sp>>),
+    /// For MicroSpartan.
+    MicroSpartan(Box<NovaPk<S1Pp>>),
+}
+
 /// Verifier key of the compression.
-pub type VerifierKey = nova_snark::nova::VerifierKey<E1, E2, TileCircuit, S1, S2>;
+#[derive(Serialize, Deserialize)]
+pub enum VerifierKey {
+    /// For Spartan.
+    Spartan(Box<NovaVk<S1Sp>>),
+    /// For MicroSpartan.
+    MicroSpartan(Box<NovaVk<S1Pp>>),
+}
+
+impl ProverKey {
+    /// The compression this key proves.
+    pub fn compression(&self) -> Compression {
+        match self {
+            ProverKey::Spartan(_) => Compression::Spartan,
+            ProverKey::MicroSpartan(_) => Compression::MicroSpartan,
+        }
+    }
+}
+
+impl VerifierKey {
+    /// The compression this key verifies.
+    pub fn compression(&self) -> Compression {
+        match self {
+            VerifierKey::Spartan(_) => Compression::Spartan,
+            VerifierKey::MicroSpartan(_) => Compression::MicroSpartan,
+        }
+    }
+}
+
+impl CompressedSnark {
+    /// The compression keys for `pp` (made with `c.ck_floor()`).
+    pub fn setup(pp: &PublicParams, c: Compression) -> Result<(ProverKey, VerifierKey), NovaError> {
+        Ok(match c {
+            Compression::Spartan => {
+                let (pk, vk) = Nova::<S1Sp>::setup(pp)?;
+                (
+                    ProverKey::Spartan(Box::new(pk)),
+                    VerifierKey::Spartan(Box::new(vk)),
+                )
+            }
+            Compression::MicroSpartan => {
+                let (pk, vk) = Nova::<S1Pp>::setup(pp)?;
+                (
+                    ProverKey::MicroSpartan(Box::new(pk)),
+                    VerifierKey::MicroSpartan(Box::new(vk)),
+                )
+            }
+        })
+    }
+
+    /// Compress a finished IVC proof.
+    pub fn prove(
+        pp: &PublicParams,
+        pk: &ProverKey,
+        rs: &RecursiveSnark,
+    ) -> Result<Self, NovaError> {
+        Ok(match pk {
+            ProverKey::Spartan(pk) => CompressedSnark::Spartan(Box::new(Nova::prove(pp, pk, rs)?)),
+            ProverKey::MicroSpartan(pk) => {
+                CompressedSnark::MicroSpartan(Box::new(Nova::prove(pp, pk, rs)?))
+            }
+        })
+    }
+
+    /// Verify `num_steps` folds from `z0`; returns the final state. A proof
+    /// of one compression under a key of the other is rejected.
+    pub fn verify(
+        &self,
+        vk: &VerifierKey,
+        num_steps: usize,
+        z0: &[Fr],
+    ) -> Result<Vec<Fr>, NovaError> {
+        match (self, vk) {
+            (CompressedSnark::Spartan(p), VerifierKey::Spartan(vk)) => p.verify(vk, num_steps, z0),
+            (CompressedSnark::MicroSpartan(p), VerifierKey::MicroSpartan(vk)) => {
+                p.verify(vk, num_steps, z0)
+            }
+            _ => Err(NovaError::ProofVerifyError {
+                reason: format!(
+                    "the proof is compressed with {}, the verifying key is for {}",
+                    self.compression().name(),
+                    vk.compression().name()
+                ),
+            }),
+        }
+    }
+
+    /// The compression of this proof.
+    pub fn compression(&self) -> Compression {
+        match self {
+            CompressedSnark::Spartan(_) => Compression::Spartan,
+            CompressedSnark::MicroSpartan(_) => Compression::MicroSpartan,
+        }
+    }
+}

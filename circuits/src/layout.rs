@@ -155,7 +155,7 @@ impl Layout {
         let segmentable = spec.max_inputs() > zkstep_core::spec::SEGMENT_MIN_WIDTH
             && !spec.optimizer.has_state()
             && rows == 1;
-        if segments == 0 || (segments > 1 && (!segmentable || blocks % segments != 0)) {
+        if segments == 0 || (segments > 1 && (!segmentable || !blocks.is_multiple_of(segments))) {
             return Err(CircuitError::Segments { segments, rows });
         }
         let momentum = spec.optimizer.has_state();

@@ -14,9 +14,8 @@
 //! directory is read does not matter: nova-snark takes the first n powers
 //! from the smallest `ppot_pruned_NN.ptau` with enough of them.
 
-use crate::engine::{CompressedSnark, ProverKey, PublicParams, VerifierKey, S1, S2};
+use crate::engine::{CompressedSnark, Compression, ProverKey, PublicParams, VerifierKey};
 use crate::{Layout, TileCircuit};
-use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -70,7 +69,11 @@ fn ptau_files(dir: &Path) -> String {
 /// then the compression keys. Never panics: nova-snark's ptau reader
 /// asserts on some malformed files, and that is reported as
 /// [`ParamsError::Ptau`] naming `dir`.
-pub fn ceremony_keys(layout: Arc<Layout>, dir: &Path) -> Result<CeremonyKeys, ParamsError> {
+pub fn ceremony_keys(
+    layout: Arc<Layout>,
+    compression: Compression,
+    dir: &Path,
+) -> Result<CeremonyKeys, ParamsError> {
     let bad = |msg: String| ParamsError::Ptau {
         path: dir.to_path_buf(),
         msg,
@@ -86,7 +89,12 @@ pub fn ceremony_keys(layout: Arc<Layout>, dir: &Path) -> Result<CeremonyKeys, Pa
     }
     let shape = TileCircuit::shape(layout);
     let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        PublicParams::setup_with_ptau_dir(&shape, &*S1::ck_floor(), &*S2::ck_floor(), dir)
+        PublicParams::setup_with_ptau_dir(
+            &shape,
+            &*compression.ck_floor(),
+            &*Compression::ck_floor_secondary(),
+            dir,
+        )
     }));
     let pp = match made {
         Ok(Ok(pp)) => pp,
@@ -104,6 +112,7 @@ pub fn ceremony_keys(layout: Arc<Layout>, dir: &Path) -> Result<CeremonyKeys, Pa
             )))
         }
     };
-    let (pk, vk) = CompressedSnark::setup(&pp).map_err(|e| ParamsError::Setup(e.to_string()))?;
+    let (pk, vk) =
+        CompressedSnark::setup(&pp, compression).map_err(|e| ParamsError::Setup(e.to_string()))?;
     Ok(CeremonyKeys { pp, pk, vk })
 }

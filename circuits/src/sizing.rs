@@ -5,6 +5,7 @@
 //! layout (it chooses the layout's `rows`), so neither of those needs the
 //! other's internals: `Layout::new(spec, rows)` stays a pure function.
 
+use crate::engine::Compression;
 use crate::error::CircuitError;
 use crate::layout::Layout;
 use crate::TileCircuit;
@@ -95,15 +96,24 @@ pub fn count_constraints(layout: &Layout) -> Result<usize, CircuitError> {
 /// into the fewest segments (folds) that fit — SGD rows wider than 256 —
 /// else one unit per tile however large.
 pub fn fit(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
+    fit_within(spec, budget, MAX_PADDED)
+}
+
+/// [`fit`] with another bound on the padded size.
+pub fn fit_within(
+    spec: &ModelSpec,
+    budget: usize,
+    max_padded: usize,
+) -> Result<Layout, CircuitError> {
     let within = |l: &Layout| -> Result<bool, CircuitError> {
         let st = shape_stats(l)?;
-        Ok(st.constraints <= budget && padded_size(&st) <= MAX_PADDED)
+        Ok(st.constraints <= budget && padded_size(&st) <= max_padded)
     };
     let one = Layout::new(spec, 1)?;
     if !within(&one)? {
         // a row over the bounds: cut it into the fewest segments that fit
         let blocks = one.n_max / zkstep_core::spec::RECORD_BLOCK;
-        for segments in (2..=blocks).filter(|s| blocks % s == 0) {
+        for segments in (2..=blocks).filter(|s| blocks.is_multiple_of(*s)) {
             match Layout::with_segments(spec, 1, segments) {
                 Ok(l) if within(&l)? => return Ok(l),
                 Ok(_) => {}
@@ -142,18 +152,57 @@ pub fn fit(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
 /// Seconds of folding per constraint on the development machine (2 cores:
 /// 3.9 µs measured at width 512, batch 8; BENCHMARKS.md).
 const FOLD_S_PER_CONSTRAINT: f64 = 3.9e-6;
-/// Seconds of compression per element of the padded instance (27 s at 2²⁰,
-/// 51 s at 2²¹, 97 s at 2²² measured).
-const COMPRESS_S_PER_PADDED: f64 = 25.0e-6;
+/// Seconds of MicroSpartan compression per element of the padded instance
+/// (27 s at 2²⁰, 51 s at 2²¹, 97 s at 2²² measured).
+const MICROSPARTAN_S_PER_PADDED: f64 = 25.0e-6;
+/// Seconds of Spartan compression per element of the padded instance
+/// (3.5–3.9 s at 2²⁰ measured).
+const SPARTAN_S_PER_PADDED: f64 = 3.7e-6;
 
-/// Estimated seconds to prove one step under `layout` (folding and
-/// compression; the model above, fitted on the development machine).
+/// The largest padded size for which the default compression is Spartan.
+/// There MicroSpartan's proving (its commitments to the matrices, padded to
+/// 2²⁰ even for the smallest fold, since Nova's own circuit has 300k
+/// non-zeros) is most of a step's proof, while Spartan's verifier, which
+/// evaluates the matrices, stays near MicroSpartan's (measured: 85 ms
+/// against 72 ms for the demo's fold). Above it MicroSpartan keeps
+/// verifying independent of the fold.
+pub const SPARTAN_MAX_PADDED: usize = 1 << 20;
+
+/// The default compression for a fold of these statistics.
+pub fn default_compression(st: &ShapeStats) -> Compression {
+    if padded_size(st) <= SPARTAN_MAX_PADDED {
+        Compression::Spartan
+    } else {
+        Compression::MicroSpartan
+    }
+}
+
+/// The default compression for `layout` ([`default_compression`]).
+pub fn compression_for(layout: &Layout) -> Result<Compression, CircuitError> {
+    Ok(default_compression(&shape_stats(layout)?))
+}
+
+/// Estimated seconds to prove one step under `layout` with its default
+/// compression (folding and compression; the model above, fitted on the
+/// development machine).
 pub fn estimated_prove_s(layout: &Layout) -> Result<f64, CircuitError> {
+    estimated_prove_s_with(layout, None)
+}
+
+/// [`estimated_prove_s`] with a given compression (None: the default).
+pub fn estimated_prove_s_with(
+    layout: &Layout,
+    compression: Option<Compression>,
+) -> Result<f64, CircuitError> {
     let st = shape_stats(layout)?;
     let per_fold = st.constraints + NOVA_OVERHEAD.0;
+    let per_padded = match compression.unwrap_or_else(|| default_compression(&st)) {
+        Compression::Spartan => SPARTAN_S_PER_PADDED,
+        Compression::MicroSpartan => MICROSPARTAN_S_PER_PADDED,
+    };
     Ok(
         (layout.num_folds() * per_fold) as f64 * FOLD_S_PER_CONSTRAINT
-            + padded_size(&st) as f64 * COMPRESS_S_PER_PADDED,
+            + padded_size(&st) as f64 * per_padded,
     )
 }
 
@@ -163,16 +212,36 @@ pub fn estimated_prove_s(layout: &Layout) -> Result<f64, CircuitError> {
 /// mostly compression, whose size follows the fold, not the step). Wide
 /// layers (one unit a fold already) keep the largest fold.
 pub fn fit_fastest(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
-    let mut best = fit(spec, budget)?;
+    fit_fastest_with(spec, budget, None)
+}
+
+/// The padded size a fold compressed with Spartan may reach: Spartan's
+/// prover needs far less memory per padded element than MicroSpartan's
+/// (BENCHMARKS.md), so 2²³ stays near the 4 GiB that 2²¹ is for MicroSpartan.
+pub const SPARTAN_FIT_MAX_PADDED: usize = 1 << 23;
+
+/// [`fit_fastest`] for a given compression (None: each fold's default,
+/// within [`MAX_PADDED`]); Spartan's folds may grow to
+/// [`SPARTAN_FIT_MAX_PADDED`].
+pub fn fit_fastest_with(
+    spec: &ModelSpec,
+    budget: usize,
+    compression: Option<Compression>,
+) -> Result<Layout, CircuitError> {
+    let max_padded = match compression {
+        Some(Compression::Spartan) => SPARTAN_FIT_MAX_PADDED,
+        _ => MAX_PADDED,
+    };
+    let mut best = fit_within(spec, budget, max_padded)?;
     if best.rows == 1 {
         return Ok(best);
     }
-    let mut best_s = estimated_prove_s(&best)?;
+    let mut best_s = estimated_prove_s_with(&best, compression)?;
     let mut b = budget / 2;
     while b >= 1 << 14 {
-        match fit(spec, b) {
+        match fit_within(spec, b, max_padded) {
             Ok(l) => {
-                let t = estimated_prove_s(&l)?;
+                let t = estimated_prove_s_with(&l, compression)?;
                 if t < best_s {
                     (best, best_s) = (l, t);
                 }
@@ -190,8 +259,18 @@ pub fn layout_for(
     rows: Option<usize>,
     budget: usize,
 ) -> Result<Layout, CircuitError> {
+    layout_for_with(spec, rows, budget, None)
+}
+
+/// [`layout_for`] for a given compression (None: the default).
+pub fn layout_for_with(
+    spec: &ModelSpec,
+    rows: Option<usize>,
+    budget: usize,
+    compression: Option<Compression>,
+) -> Result<Layout, CircuitError> {
     match rows {
         Some(r) => Layout::new(spec, r),
-        None => fit_fastest(spec, budget),
+        None => fit_fastest_with(spec, budget, compression),
     }
 }

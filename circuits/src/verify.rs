@@ -60,6 +60,13 @@ pub fn verify_payload(
             lay.num_folds()
         )));
     }
+    if p.snark.compression() != vk.compression() {
+        return Err(Rejection(format!(
+            "the proof is compressed with {}, the verifying key is for {}",
+            p.snark.compression().name(),
+            vk.compression().name()
+        )));
+    }
     let z0 = lay.initial_state(st.c_before, st.c_after, st.c_batch, st.step, p.challenges);
     let zn = p
         .snark

@@ -40,22 +40,22 @@ fn shape(layout: &Layout) -> String {
 #[test]
 fn constraint_counts() {
     let tiny = ModelSpec::from_toml_str(TWO_LAYER).unwrap();
-    expect!["rows 2 folds 3 arity 37 constraints/fold 15640"]
+    expect!["rows 2 folds 3 arity 37 constraints/fold 15204"]
         .assert_eq(&shape(&Layout::new(&tiny, 2).unwrap()));
     let mom = ModelSpec::from_toml_str(
         &TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
     )
     .unwrap();
-    expect!["rows 1 folds 6 arity 37 constraints/fold 12588"]
+    expect!["rows 1 folds 6 arity 37 constraints/fold 12168"]
         .assert_eq(&shape(&Layout::new(&mom, 1).unwrap()));
-    expect!["rows 11 folds 5 arity 47 constraints/fold 112795"].assert_eq(&shape(
+    expect!["rows 11 folds 5 arity 47 constraints/fold 104589"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&demo_spec(), zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     let wide = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
     )
     .unwrap();
-    expect!["rows 5 folds 13 arity 47 constraints/fold 118623"].assert_eq(&shape(
+    expect!["rows 6 folds 11 arity 47 constraints/fold 127473"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&wide, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     // a row of 300 inputs (records padded to 345 = 5 blocks) cut into 5 folds
@@ -63,6 +63,6 @@ fn constraint_counts() {
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
     )
     .unwrap();
-    expect!["rows 1 folds 20 arity 51 constraints/fold 50633"]
+    expect!["rows 1 folds 20 arity 51 constraints/fold 48111"]
         .assert_eq(&shape(&Layout::with_segments(&seg, 1, 5).unwrap()));
 }

@@ -213,11 +213,19 @@ fn consumed_tau_a_must_be_what_the_layer_below_produced() {
 #[test]
 fn another_learning_rate_is_rejected() {
     let c = two();
-    let other = case(&TWO_LAYER.replace("lr = 0.1", "lr = 0.2"), Some(2), 3);
-    // the lr-0.1 witness under the lr-0.2 circuit
+    // lr 0.3 has lr 0.1's remainder class (gcd with S² is 10⁸ for both):
+    // the lr-0.1 witness fails the update identities themselves
+    let other = case(&TWO_LAYER.replace("lr = 0.1", "lr = 0.3"), Some(2), 3);
     let err = run_all(&other.layout, &c.witnesses, &c.z0).unwrap_err();
     assert!(
         err.1.contains("weight_grad") || err.1.contains("lr_db"),
+        "{err:?}"
+    );
+    // under lr 0.2 (gcd 2·10⁸) its remainders are not even of the class
+    let other = case(&TWO_LAYER.replace("lr = 0.1", "lr = 0.2"), Some(2), 3);
+    let err = run_all(&other.layout, &c.witnesses, &c.z0).unwrap_err();
+    assert!(
+        err.1.contains("weight_grad") || err.1.contains("lr_db") || err.1.contains("upd_r"),
         "{err:?}"
     );
 }

@@ -3,6 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use zkstep_circuits::engine::Compression;
 use zkstep_msm::Backend;
 
 /// zkstep: zero-knowledge proofs of neural-network training steps.
@@ -173,6 +174,11 @@ pub struct KeygenArgs {
     /// Bound on one fold's constraints (prover memory follows the fold: ≈ 4 GB up to 2¹⁷).
     #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
     pub fold_budget: usize,
+    /// Compression of the folded proof: auto (Spartan for small folds, whose proof it makes
+    /// several times faster; MicroSpartan for large ones, whose verification it keeps
+    /// independent of the fold), spartan or microspartan.
+    #[arg(long, default_value = "auto", value_parser = parse_compression)]
+    pub compression: CompressionChoice,
     /// Replace existing keys.
     #[arg(long)]
     pub force: bool,
@@ -249,6 +255,11 @@ pub struct BenchArgs {
     /// Bound on one fold's constraints.
     #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
     pub fold_budget: usize,
+    /// Compression of the folded proof: auto (Spartan for small folds, whose proof it makes
+    /// several times faster; MicroSpartan for large ones, whose verification it keeps
+    /// independent of the fold), spartan or microspartan.
+    #[arg(long, default_value = "auto", value_parser = parse_compression)]
+    pub compression: CompressionChoice,
     /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
     #[arg(long, default_value = "auto")]
     pub msm: Backend,
@@ -295,6 +306,11 @@ pub struct BenchPointArgs {
     /// Fold budget.
     #[arg(long)]
     pub fold_budget: usize,
+    /// Compression of the folded proof: auto (Spartan for small folds, whose proof it makes
+    /// several times faster; MicroSpartan for large ones, whose verification it keeps
+    /// independent of the fold), spartan or microspartan.
+    #[arg(long, default_value = "auto", value_parser = parse_compression)]
+    pub compression: CompressionChoice,
     /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
     #[arg(long, default_value = "auto")]
     pub msm: Backend,
@@ -328,4 +344,17 @@ pub struct DemoArgs {
     // 2^16 keeps the demo's compression near 4 GB of memory
     #[arg(long, default_value_t = 1 << 16, hide = true)]
     pub fold_budget: usize,
+}
+
+/// `--compression`: auto (None: each fold's default), spartan or microspartan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompressionChoice(pub Option<Compression>);
+
+fn parse_compression(s: &str) -> Result<CompressionChoice, String> {
+    match s {
+        "auto" => Ok(CompressionChoice(None)),
+        _ => Compression::parse(s)
+            .map(|c| CompressionChoice(Some(c)))
+            .ok_or_else(|| format!("`{s}`: expected auto, spartan or microspartan")),
+    }
 }

@@ -63,6 +63,65 @@ pub fn rescale(z: i128, d: i128, rounding: Rounding) -> Option<Rescaled> {
     })
 }
 
+/// The remainders a rescale of `c·x` can leave, for a public integer c (a
+/// learning rate, a momentum coefficient) and any integer x: `c·x + off`
+/// is `≡ off (mod g)` with `g = gcd(c, d)`, and g divides d, so every
+/// remainder is `r = g·k + r0` with `r0 = off mod g` and `0 ≤ k < d/g`.
+/// A circuit that stores k checks ⌈log₂(d/g)⌉ bits where r would need
+/// ⌈log₂ d⌉ (lr = 0.01 at S²: 37 instead of 60; docs/SOUNDNESS.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemainderClass {
+    /// The divisor d.
+    pub d: u128,
+    /// The rounding offset added before dividing.
+    pub off: u128,
+    /// `gcd(c, d)` (d itself when c = 0: the remainder is then `off`).
+    pub g: u128,
+    /// `off mod g`.
+    pub r0: u128,
+}
+
+impl RemainderClass {
+    /// The remainders of `c·x + off` by `d > 0`, `off < d`.
+    pub fn new(c: i128, d: u128, off: u128) -> Self {
+        debug_assert!(d > 0 && off < d);
+        let g = gcd(c.unsigned_abs(), d);
+        RemainderClass {
+            d,
+            off,
+            g,
+            r0: off % g,
+        }
+    }
+
+    /// Every remainder in `[0, d)` (a dividend with no known factor).
+    pub fn any(d: u128, off: u128) -> Self {
+        Self::new(1, d, off)
+    }
+
+    /// How many remainders the class has: k ranges over `[0, d/g)`.
+    pub fn steps(&self) -> u128 {
+        self.d / self.g
+    }
+
+    /// `k` of a remainder of the class, `None` for any other value.
+    pub fn step(&self, r: i128) -> Option<u128> {
+        let r = u128::try_from(r)
+            .ok()
+            .filter(|&r| r < self.d && r >= self.r0)?;
+        (r - self.r0)
+            .is_multiple_of(self.g)
+            .then(|| (r - self.r0) / self.g)
+    }
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// The declared range of every stored value: `[−2^(bits−1), 2^(bits−1))`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ValueRange {
@@ -138,6 +197,57 @@ pub fn to_real(v: i64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_rescale_of_a_multiple_leaves_a_remainder_of_its_class() {
+        // lr = 0.01, 0.05, 0.003, 0.00314159, 1 and 0 at S and S²; μ = 0.9
+        let d2 = SCALE_SQ as u128;
+        let s = SCALE_I128 as u128;
+        for &c in &[
+            10_000_000i128,
+            50_000_000,
+            3_000_000,
+            3_141_590,
+            SCALE_I128,
+            0,
+            900_000_000,
+            -7,
+        ] {
+            for &(d, rounding) in &[
+                (d2, Rounding::HalfUp),
+                (s, Rounding::HalfUp),
+                (d2, Rounding::Floor),
+            ] {
+                let off = rounding.offset(d as i128) as u128;
+                let cl = RemainderClass::new(c, d, off);
+                assert_eq!(d % cl.g, 0);
+                for x in [
+                    -(1i128 << 90),
+                    -12_345_678_901_234,
+                    -1,
+                    0,
+                    1,
+                    987_654_321_987,
+                    1i128 << 88,
+                ] {
+                    let r = rescale(c * x, d as i128, rounding).unwrap().r;
+                    let k = cl.step(r).expect("the remainder is in the class");
+                    assert!(k < cl.steps());
+                    assert_eq!((k * cl.g + cl.r0) as i128, r);
+                }
+                // the class's neighbours are not in it (unless every value is)
+                if cl.g > 1 {
+                    let r = rescale(c * 3, d as i128, rounding).unwrap().r;
+                    assert_eq!(cl.step(r + 1), None);
+                }
+                assert_eq!(cl.step(d as i128), None);
+                assert_eq!(cl.step(-1), None);
+            }
+        }
+        let lr = RemainderClass::new(10_000_000, d2, d2 / 2);
+        assert_eq!((lr.g, lr.r0, lr.steps()), (10_000_000, 0, 100_000_000_000));
+        assert_eq!(RemainderClass::any(s, s / 2).steps(), s);
+    }
 
     #[test]
     fn half_up_rounds_ties_up_and_negative_correctly() {

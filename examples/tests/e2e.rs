@@ -5,11 +5,14 @@
 #![allow(clippy::unwrap_used)]
 
 use std::sync::OnceLock;
+use zkstep_circuits::engine::Compression;
 use zkstep_circuits::files::{self, FileKind, Header, VerifyingKeyPayload};
 use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::model::seeded_salt;
 use zkstep_core::{step, Batch, Checkpoint, Matrix, ModelSpec};
-use zkstep_prover::ivc::{keygen, proof_bytes, prove, verifying_key_bytes, Keys, Setup};
+use zkstep_prover::ivc::{
+    keygen, keygen_with, proof_bytes, prove, verifying_key_bytes, Keys, Setup,
+};
 use zkstep_verifier::{read_proof, read_verifying_key, verify, VerifyError};
 
 const SPEC: &str = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 3\noutputs = 3\nactivation = \"relu\"\n[[layers]]\ninputs = 3\noutputs = 2\n";
@@ -197,4 +200,46 @@ fn momentum_three_layers_prove_and_verify() {
     .unwrap();
     assert_eq!(st.step, 1);
     assert_eq!(st.c_before, commit_params(&spec, &c1));
+}
+
+/// The small fold's default compression is Spartan (what [`sgd`] uses);
+/// MicroSpartan proves and verifies the same step too, and a proof of one
+/// compression is rejected under the other's key, with a message naming both.
+#[test]
+fn microspartan_proves_and_verifies_and_compressions_do_not_mix() {
+    let f = sgd();
+    assert_eq!(f.keys.vk.compression(), Compression::Spartan);
+    let keys = keygen_with(
+        &f.spec,
+        Some(2),
+        usize::MAX,
+        Some(Compression::MicroSpartan),
+        Setup::Dev,
+    )
+    .unwrap();
+    assert_eq!(keys.vk.compression(), Compression::MicroSpartan);
+    let (proof, _t) = prove(&keys, &f.before, &f.after, &f.batch, &mut |_| {}).unwrap();
+    let pp = read_proof(&proof_bytes(&keys, &proof).unwrap()).unwrap();
+    let vk_pp = read_verifying_key(&verifying_key_bytes(&keys).unwrap()).unwrap();
+    let (st, _) = verify(&vk_pp, &pp, None).unwrap();
+    assert_eq!(st.c_after, commit_params(&f.spec, &f.after));
+    let vk_sp = read_verifying_key(&f.vk).unwrap();
+    let sp = read_proof(&f.proof).unwrap();
+    for (vk, proof, want) in [
+        (
+            &vk_sp,
+            &pp,
+            "compressed with microspartan, the verifying key is for spartan",
+        ),
+        (
+            &vk_pp,
+            &sp,
+            "compressed with spartan, the verifying key is for microspartan",
+        ),
+    ] {
+        match verify(vk, proof, None) {
+            Err(VerifyError::Rejected(m)) => assert!(m.contains(want), "{m}"),
+            other => panic!("expected a rejection, got {:?}", other.map(|(s, _)| s)),
+        }
+    }
 }

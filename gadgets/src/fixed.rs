@@ -5,6 +5,9 @@
 //! `r ∈ [d, 2^⌈log₂ d⌉)` and let q move by one) and q range-checked by the
 //! caller (or, as in the fused SGD update, q the difference of two
 //! range-checked values). Native twin: `zkstep_core::fixed::rescale`.
+//! Where z is a public constant c times an integer (lr·dW, μ·v), r is
+//! stored as k in `r = g·k + r0` (`zkstep_core::fixed::RemainderClass`,
+//! g = gcd(c, d)), and only k's ⌈log₂(d/g)⌉ bits are checked.
 //!
 //! `relu`: `a = s·z`, `s ∈ {0,1}`, and `y = s·(z − 1) + (1 − s)·(−z) ≥ 0`
 //! range-checked, which pins `s = 1 ⇔ z ≥ 1` and `s = 0 ⇔ z ≤ 0` (also at
@@ -18,6 +21,7 @@ use crate::Result;
 use ff::{Field, PrimeField};
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::ConstraintSystem;
+pub use zkstep_core::fixed::RemainderClass;
 
 /// A stored fixed-point value: allocated (`…/val`) and range-checked to the
 /// spec's signed `bits` (`…/range`).
@@ -35,38 +39,52 @@ pub fn alloc_stored<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     Ok(a)
 }
 
-/// A remainder in `[0, d)`: allocated (`…/val`) with both bounds
-/// (`…/r_ge_0`, `…/r_lt_d`).
+/// A remainder of the class `cl` (`r = g·k + r0`, `0 ≤ k < d/g`; with
+/// g = 1 simply `0 ≤ r < d`): k allocated (`…/val`) with both bounds
+/// (`…/r_ge_0`, `…/r_lt_d`); returns r as an expression. A value outside the
+/// class gets a k that is no small integer, which the bounds reject.
 pub fn alloc_remainder<CS: ConstraintSystem<Fr>, R: RangeCheck>(
-    mut cs: CS,
+    cs: CS,
     rc: &mut R,
     val: Option<i64>,
-    d: u128,
-) -> Result<AllocatedNum<Fr>> {
-    let a = alloc(
-        cs.namespace(|| "val"),
+    cl: RemainderClass,
+) -> Result<Expr> {
+    alloc_remainder_fr(
+        cs,
+        rc,
         val.map(|v| zkstep_core::poseidon::fr_from_i128(v as i128)),
-    )?;
-    rc.below(&mut cs, &var(&a), d)?;
-    Ok(a)
+        cl,
+    )
 }
 
-/// Enforce `z + off = q·d + r`, `0 ≤ r < d`, for a quotient expression `q`
-/// checked elsewhere; allocates and returns r.
+fn alloc_remainder_fr<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+    mut cs: CS,
+    rc: &mut R,
+    r: Option<Fr>,
+    cl: RemainderClass,
+) -> Result<Expr> {
+    let (g, r0) = (Fr::from_u128(cl.g), Fr::from_u128(cl.r0));
+    let g_inv = Option::<Fr>::from(g.invert()).expect("g divides d < p, so g ≠ 0 in the field");
+    let k = alloc(cs.namespace(|| "val"), r.map(|r| (r - r0) * g_inv))?;
+    rc.below(&mut cs, &var(&k), cl.steps())?;
+    Ok(add(&scale(&var(&k), g), &cst::<CS>(r0)))
+}
+
+/// Enforce `z + off = q·d + r` with r of the class `cl` (which holds d and
+/// off; `RemainderClass::new(c, …)` when z is c times an integer), for a
+/// quotient expression `q` checked elsewhere; allocates and returns r.
 pub fn rescale_with_q<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     mut cs: CS,
     rc: &mut R,
     z: &Expr,
-    d: u128,
-    off: u128,
+    cl: RemainderClass,
     q: &Expr,
     r_val: Option<Fr>,
-) -> Result<AllocatedNum<Fr>> {
-    let r = alloc(cs.namespace(|| "r"), r_val)?;
-    let lhs = add(z, &cst::<CS>(Fr::from_u128(off)));
-    let rhs = add(&scale(q, Fr::from_u128(d)), &var(&r));
+) -> Result<Expr> {
+    let r = alloc_remainder_fr(cs.namespace(|| "r"), rc, r_val, cl)?;
+    let lhs = add(z, &cst::<CS>(Fr::from_u128(cl.off)));
+    let rhs = add(&scale(q, Fr::from_u128(cl.d)), &r);
     enforce_eq(cs.namespace(|| "div"), &lhs, &rhs);
-    rc.below(&mut cs, &var(&r), d)?;
     Ok(r)
 }
 
@@ -82,10 +100,11 @@ pub fn rescale<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     q_val: Option<Fr>,
     r_val: Option<Fr>,
     q_bits: u32,
-) -> Result<(AllocatedNum<Fr>, AllocatedNum<Fr>)> {
+) -> Result<(AllocatedNum<Fr>, Expr)> {
     let q = alloc(cs.namespace(|| "q"), q_val)?;
     rc.signed(cs.namespace(|| "q_range"), &var(&q), q_bits)?;
-    let r = rescale_with_q(cs.namespace(|| "rescale"), rc, z, d, off, &var(&q), r_val)?;
+    let cl = RemainderClass::any(d, off);
+    let r = rescale_with_q(cs.namespace(|| "rescale"), rc, z, cl, &var(&q), r_val)?;
     Ok((q, r))
 }
 
@@ -145,6 +164,61 @@ mod tests {
             cs.is_satisfied(),
             cs.which_is_unsatisfied().map(String::from),
         )
+    }
+
+    /// `c·x + off = q·d + r` for c = lr at S (0.01) and d = S²: the honest
+    /// remainder passes with k's 37 bits; a remainder outside the class
+    /// (r + 1), r + d with q one lower, and a negative r are rejected; and
+    /// it costs less than the plain remainder.
+    #[test]
+    fn remainder_of_a_multiple_is_checked_in_its_class() {
+        let (c, d) = (10_000_000i128, SCALE_SQ);
+        let run = |cl: RemainderClass, x: i128, dq: i128, dr: i128| {
+            let mut cs = TestConstraintSystem::<Fr>::new();
+            let xa = alloc(cs.namespace(|| "x"), Some(f(x))).unwrap();
+            let n = native_rescale(c * x, d, Rounding::HalfUp).unwrap();
+            let qa = alloc(cs.namespace(|| "qv"), Some(f(n.q + dq))).unwrap();
+            rescale_with_q(
+                cs.namespace(|| "upd"),
+                &mut BitDecomposition,
+                &scale(&var(&xa), f(c)),
+                cl,
+                &var(&qa),
+                Some(f(n.r + dr)),
+            )
+            .unwrap();
+            (
+                cs.is_satisfied(),
+                cs.which_is_unsatisfied().map(String::from),
+                cs.num_constraints(),
+            )
+        };
+        let cl = RemainderClass::new(c, d as u128, (d / 2) as u128);
+        for x in [-987_654_321_123_456_789i128, -3, 0, 7, 1 << 80] {
+            assert!(run(cl, x, 0, 0).0, "x {x}");
+        }
+        let x = 123_456_789_012_345_678i128;
+        let (ok, which, _) = run(cl, x, 0, 1);
+        assert!(!ok && which.unwrap().contains("r_ge_0"));
+        // k one class-width past d/g: over k's bits or, below them, over d/g
+        let (ok, which, _) = run(cl, x, -1, d);
+        let which = which.unwrap();
+        assert!(
+            !ok && (which.contains("r_lt_d") || which.contains("r_ge_0")),
+            "{which}"
+        );
+        let small = -49_999_999_997i128; // c·small + off: remainder 0.3·10⁸, k + d/g within k's bits
+        let (ok, which, _) = run(cl, small, -1, d);
+        assert!(!ok && which.unwrap().contains("r_lt_d"));
+        let (ok, which, _) = run(cl, x, 1, -d);
+        assert!(
+            !ok && which.unwrap().contains("r_ge_0"),
+            "a negative remainder"
+        );
+        let plain = run(RemainderClass::any(d as u128, (d / 2) as u128), x, 0, 0);
+        let class = run(cl, x, 0, 0);
+        assert!(plain.0 && class.0);
+        assert!(class.2 + 35 < plain.2, "{} vs {}", class.2, plain.2);
     }
 
     #[test]

@@ -10,12 +10,11 @@
 //! through [`ProveEvent`]s (the CLI draws a progress bar from them).
 
 use crate::error::{ProverError, Result};
-use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 use zkstep_circuits::engine::{
-    CompressedSnark, ProverKey, PublicParams, RecursiveSnark, VerifierKey, S1, S2,
+    CompressedSnark, Compression, ProverKey, PublicParams, RecursiveSnark, VerifierKey,
 };
 use zkstep_circuits::files::{
     self, FileError, FileKind, Header, ParamsKind, ProofPayload, ProvingKeyPayload, ProvingKeyRef,
@@ -64,21 +63,47 @@ pub fn init_msm() {
     );
 }
 
-/// Make keys for a spec.
+/// Make keys for a spec, with the default compression for its fold
+/// ([`zkstep_circuits::sizing::compression_for`]).
 pub fn keygen(spec: &ModelSpec, rows: Option<usize>, budget: usize, setup: Setup) -> Result<Keys> {
+    keygen_with(spec, rows, budget, None, setup)
+}
+
+/// Make keys for a spec with a given compression (None: the default).
+pub fn keygen_with(
+    spec: &ModelSpec,
+    rows: Option<usize>,
+    budget: usize,
+    compression: Option<Compression>,
+    setup: Setup,
+) -> Result<Keys> {
     init_msm();
-    let layout = Arc::new(zkstep_circuits::sizing::layout_for(spec, rows, budget)?);
+    let layout = Arc::new(zkstep_circuits::sizing::layout_for_with(
+        spec,
+        rows,
+        budget,
+        compression,
+    )?);
+    let compression = match compression {
+        Some(c) => c,
+        None => zkstep_circuits::sizing::compression_for(&layout)?,
+    };
     let (pp, pk, vk, params) = match setup {
         Setup::Dev => {
             let shape = TileCircuit::shape(layout.clone());
-            let pp = PublicParams::setup(&shape, &*S1::ck_floor(), &*S2::ck_floor())
-                .map_err(nova_err("public parameters"))?;
-            let (pk, vk) = CompressedSnark::setup(&pp).map_err(nova_err("compression keys"))?;
+            let pp = PublicParams::setup(
+                &shape,
+                &*compression.ck_floor(),
+                &*Compression::ck_floor_secondary(),
+            )
+            .map_err(nova_err("public parameters"))?;
+            let (pk, vk) =
+                CompressedSnark::setup(&pp, compression).map_err(nova_err("compression keys"))?;
             (pp, pk, vk, ParamsKind::Dev)
         }
         // the same function `zkstep-verify --ptau` re-derives the key with
         Setup::Ceremony(dir) => {
-            let k = ceremony_keys(layout.clone(), dir).map_err(|e| match e {
+            let k = ceremony_keys(layout.clone(), compression, dir).map_err(|e| match e {
                 ParamsError::Ptau { .. } => ProverError::Invalid(e.to_string()),
                 ParamsError::Setup(_) => ProverError::Nova(e.to_string()),
             })?;
@@ -166,7 +191,8 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
         p.rows as usize,
         p.segments as usize,
     )?);
-    let (_, vk) = CompressedSnark::setup(&p.pp).map_err(nova_err("compression keys"))?;
+    let (_, vk) =
+        CompressedSnark::setup(&p.pp, p.pk.compression()).map_err(nova_err("compression keys"))?;
     Ok(Keys {
         layout,
         pp: p.pp,

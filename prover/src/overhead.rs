@@ -8,8 +8,7 @@
 use crate::error::{ProverError, Result};
 use nova_snark::frontend::{num::AllocatedNum, ConstraintSystem, SynthesisError};
 use nova_snark::traits::circuit::StepCircuit;
-use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
-use zkstep_circuits::engine::{E1, E2, S1, S2};
+use zkstep_circuits::engine::{Compression, E1, E2};
 use zkstep_core::Fr;
 
 /// A step circuit of a given arity that returns its input.
@@ -38,8 +37,8 @@ pub fn nova_overhead(arity: usize) -> Result<(usize, usize)> {
     let c = Passthrough { arity };
     let pp = nova_snark::nova::PublicParams::<E1, E2, Passthrough>::setup(
         &c,
-        &*S1::ck_floor(),
-        &*S2::ck_floor(),
+        &*Compression::Spartan.ck_floor(),
+        &*Compression::ck_floor_secondary(),
     )
     .map_err(|e| ProverError::Nova(format!("Nova's circuits for arity {arity}: {e}")))?;
     Ok(pp.num_constraints())

@@ -71,7 +71,7 @@ fn the_verifiers_rederivation_gives_keygens_key() {
     // the verifier's `--ptau` check compares these encodings (another τ
     // giving another key is tested there, verifier/tests/ceremony.rs)
     let f = fixture();
-    let again = ceremony_keys(f.keys.layout.clone(), &f.ptau).unwrap();
+    let again = ceremony_keys(f.keys.layout.clone(), f.keys.vk.compression(), &f.ptau).unwrap();
     assert!(
         bytes(&again.vk) == bytes(&f.keys.vk),
         "same files, another key"
@@ -123,7 +123,7 @@ fn unusable_ceremony_directories_are_clear_errors() {
         odd.extend_from_slice(&0i64.to_le_bytes());
     }
     std::fs::write(dir.path().join(&name), &odd).unwrap();
-    match ceremony_keys(f.keys.layout.clone(), dir.path()) {
+    match ceremony_keys(f.keys.layout.clone(), f.keys.vk.compression(), dir.path()) {
         Err(ParamsError::Ptau { path, msg }) => {
             assert_eq!(path, dir.path());
             assert!(msg.contains("malformed") && msg.contains(&name), "{msg}");

@@ -177,12 +177,14 @@ pub fn check_ceremony(vk: &VerifyingKey, dir: &Path) -> Result<(), VerifyError> 
                 "its schedule digest is not the one its spec and rows give".into(),
             ));
         }
-        let made = zkstep_circuits::params::ceremony_keys(Arc::new(layout), dir).map_err(|e| {
-            VerifyError::Malformed(match e {
-                ParamsError::Ptau { .. } => e.to_string(),
-                ParamsError::Setup(_) => format!("{}: {e}", dir.display()),
-            })
-        })?;
+        let made =
+            zkstep_circuits::params::ceremony_keys(Arc::new(layout), vk.vk.compression(), dir)
+                .map_err(|e| {
+                    VerifyError::Malformed(match e {
+                        ParamsError::Ptau { .. } => e.to_string(),
+                        ParamsError::Setup(_) => format!("{}: {e}", dir.display()),
+                    })
+                })?;
         let encode = |v: &VerifierKey| {
             postcard::to_stdvec(v)
                 .map_err(|e| VerifyError::Malformed(format!("cannot encode: {e}")))

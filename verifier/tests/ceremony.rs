@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
+use zkstep_circuits::engine::Compression;
 use zkstep_circuits::files::{self, FileKind, Header, ParamsKind, VerifyingKeyRef};
 use zkstep_circuits::params::ceremony_keys;
 use zkstep_circuits::Layout;
@@ -47,7 +48,7 @@ fn fixture() -> &'static Fixture {
         )
         .unwrap();
         let layout = Arc::new(Layout::new(&spec, 2).unwrap());
-        let keys = ceremony_keys(layout.clone(), &ptau).unwrap();
+        let keys = ceremony_keys(layout.clone(), Compression::Spartan, &ptau).unwrap();
         // what keygen writes (zkstep_prover::ivc::verifying_key_bytes)
         let toml = spec.to_toml();
         let payload = VerifyingKeyRef {

@@ -21,8 +21,10 @@ fn crafted_proof() -> Vec<u8> {
     let (h, mut p): (Header, ProofPayload) =
         files::decode(&std::fs::read(fx("proof.zkstep")).unwrap(), FileKind::Proof).unwrap();
     let mut j = serde_json::to_value(&p.snark).unwrap();
+    // under the compression's variant (`engine::CompressedSnark`)
+    let c = p.snark.compression();
     let evals = j
-        .pointer_mut("/snark_secondary/evals_batch")
+        .pointer_mut(&format!("/{c:?}/snark_secondary/evals_batch"))
         .and_then(|v| v.as_array_mut())
         .expect("nova-snark's CompressedSNARK has snark_secondary.evals_batch");
     evals.pop();

@@ -68,8 +68,8 @@ impl Cell<i64> {
 
 /// The cells as the other components use them.
 pub(crate) struct CellVars {
-    /// Each cell's allocated values.
-    pub cells: Vec<Cell<Var>>,
+    /// Each cell's values (allocated, or for remainders their expressions).
+    pub cells: Vec<Cell<Expr>>,
     /// Activation A (ReLU(Z) or Z).
     pub act: Vec<Expr>,
     /// `S·dA + r − off` (the rescaled gradient's left side).
@@ -116,7 +116,7 @@ fn cell<CS: ConstraintSystem<Fr>, R: RangeCheck>(
 ) -> Result<(), SynthesisError> {
     let one = ctx.one::<CS>();
     let z = alloc_stored(cs.namespace(|| "z"), rc, w.map(|w| w.z), ctx.bits)?;
-    let z_r = alloc_remainder(cs.namespace(|| "z_r"), rc, w.map(|w| w.z_r), ctx.s)?;
+    let z_r = alloc_remainder(cs.namespace(|| "z_r"), rc, w.map(|w| w.z_r), ctx.any_by_s())?;
     let (s, a_relu) = relu(
         cs.namespace(|| "relu"),
         rc,
@@ -129,9 +129,14 @@ fn cell<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     let a = add(&var(&z), &var(&adj));
     let y = alloc_stored(cs.namespace(|| "y"), rc, w.map(|w| w.y), ctx.bits)?;
     let da = alloc_stored(cs.namespace(|| "da"), rc, w.map(|w| w.da), ctx.bits)?;
-    let da_r = alloc_remainder(cs.namespace(|| "da_r"), rc, w.map(|w| w.da_r), ctx.s)?;
+    let da_r = alloc_remainder(
+        cs.namespace(|| "da_r"),
+        rc,
+        w.map(|w| w.da_r),
+        ctx.any_by_s(),
+    )?;
     let grad_lhs = sub(
-        &add(&scale(&var(&da), Fr::from_u128(ctx.s)), &var(&da_r)),
+        &add(&scale(&var(&da), Fr::from_u128(ctx.s)), &da_r),
         &cst::<CS>(Fr::from_u128(ctx.off_s)),
     );
     // top layer: dA = rescale_S(c·(A − Y))
@@ -142,11 +147,11 @@ fn cell<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     let sel = add(&one, &var(&sel_m1));
     let dz = mul(cs.namespace(|| "dz"), &var(&da), &sel)?;
     out.cells.push(Cell {
-        z,
+        z: var(&z),
         z_r,
-        s,
-        y,
-        da,
+        s: var(&s),
+        y: var(&y),
+        da: var(&da),
         da_r,
     });
     out.act.push(a);

@@ -4,6 +4,7 @@
 use crate::layout::Layout;
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::ConstraintSystem;
+use zkstep_core::fixed::RemainderClass;
 use zkstep_core::fixed::{SCALE_I128, SCALE_SQ};
 use zkstep_gadgets::expr::{cst, var, Expr, Fr};
 
@@ -60,6 +61,17 @@ impl<'a> Ctx<'a> {
     /// Index of cell (sample i, row t).
     pub fn cell(&self, i: usize, t: usize) -> usize {
         i * self.rows + t
+    }
+
+    /// Remainders of a rescale by S of a dividend with no known factor.
+    pub fn any_by_s(&self) -> RemainderClass {
+        RemainderClass::any(self.s, self.off_s)
+    }
+
+    /// Remainders of a rescale by `d` (S or S²) of `c` times an integer.
+    pub fn multiple(&self, c: i64, d: u128) -> RemainderClass {
+        let off = if d == self.s { self.off_s } else { self.off_sq };
+        RemainderClass::new(c as i128, d, off)
     }
 
     /// The constant 1.

@@ -143,7 +143,7 @@ fn targets_digest<CS: ConstraintSystem<Fr>>(
     let mut dy = ctx.z(ctx.lay.slots.batch.d_y);
     for t in 0..ctx.rows {
         let col_y: Vec<Expr> = (0..ctx.batch)
-            .map(|i| var(&cells.cells[ctx.cell(i, t)].y))
+            .map(|i| cells.cells[ctx.cell(i, t)].y.clone())
             .collect();
         let ay = mul(
             cs.namespace(|| format!("ay{t}")),

@@ -297,12 +297,7 @@ fn identities<CS: ConstraintSystem<Fr>, G: UpdateGadget>(
         let c = ctx.cell(i, t);
         let cell = &inp.cells.cells[c];
         let dz: &Var = &inp.cells.dz[c];
-        let ez = lin(&[
-            (s, &var(&cell.z)),
-            (Fr::ONE, &var(&cell.z_r)),
-            (-off, &one),
-            (-s, b),
-        ]);
+        let ez = lin(&[(s, &cell.z), (Fr::ONE, &cell.z_r), (-off, &one), (-s, b)]);
         let sample = &inp.pw.sample[i];
         f1l = add(
             &f1l,

@@ -61,8 +61,10 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         &ctx.z(sl.transcript.t2),
         &[p.consumed.digest_ta.clone(), salt.clone()],
     )?;
-    let cells: Vec<_> = p.cells.cells.iter().map(|c| c.map(var)).collect();
-    let mut t_rec = pack::<CS>(&fold_transcript(&cells, p.rows.transcript.iter().cloned()));
+    let mut t_rec = pack::<CS>(&fold_transcript(
+        &p.cells.cells,
+        p.rows.transcript.iter().cloned(),
+    ));
     t_rec.push(salt.clone());
     let t = chain_absorb(
         cs.namespace(|| "transcript"),

@@ -127,8 +127,7 @@ impl Momentum {
             cs.namespace(|| names[3]),
             rc,
             &scale(&var(&v), fr_from_i128(self.mu_fx as i128)),
-            ctx.s,
-            ctx.off_s,
+            ctx.multiple(self.mu_fx, ctx.s),
             &var(&mv_q),
             w.map(|w| fr_from_i128(w.mv_r as i128)),
         )?;
@@ -141,8 +140,7 @@ impl Momentum {
             cs.namespace(|| names[5]),
             rc,
             &scale(&var(&v_new), fr_from_i128(self.lr_fx as i128)),
-            ctx.s,
-            ctx.off_s,
+            ctx.multiple(self.lr_fx, ctx.s),
             q,
             w.map(|w| fr_from_i128(w.r as i128)),
         )?;
@@ -150,10 +148,10 @@ impl Momentum {
             v: var(&v),
             v_new: var(&v_new),
             mv_q: var(&mv_q),
-            mv_r: var(&mv_r),
+            mv_r,
             dw_q: g.clone(),
             dw_r: zkstep_gadgets::expr::zero(),
-            r: var(&r),
+            r,
         })
     }
 }
@@ -180,7 +178,12 @@ impl UpdateGadget for Momentum {
     ) -> Result<WeightOut, SynthesisError> {
         let wt = row.map(|r| &r.weights[k]);
         let dw_q = alloc_stored(cs.namespace(|| "dw_q"), rc, wt.map(|w| w.dw_q), ctx.bits)?;
-        let dw_r = alloc_remainder(cs.namespace(|| "dw_r"), rc, wt.map(|w| w.dw_r), ctx.s)?;
+        let dw_r = alloc_remainder(
+            cs.namespace(|| "dw_r"),
+            rc,
+            wt.map(|w| w.dw_r),
+            ctx.any_by_s(),
+        )?;
         let mut vals = self.velocity(
             &mut cs,
             rc,
@@ -190,10 +193,10 @@ impl UpdateGadget for Momentum {
             &var(&dw_q),
             &sub(w, w_new),
         )?;
-        vals.dw_r = var(&dw_r);
+        vals.dw_r = dw_r.clone();
         // S·dW + r − off = dW_acc (tested by F2)
         let grad_term = sub(
-            &add(&scale(&var(&dw_q), Fr::from_u128(ctx.s)), &var(&dw_r)),
+            &add(&scale(&var(&dw_q), Fr::from_u128(ctx.s)), &dw_r),
             &cst::<CS>(Fr::from_u128(ctx.off_s)),
         );
         Ok(WeightOut {

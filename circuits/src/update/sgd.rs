@@ -12,7 +12,7 @@ use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_core::fixed::SCALE_SQ;
 use zkstep_core::optim::SgdTrace;
 use zkstep_core::poseidon::fr_from_i128;
-use zkstep_gadgets::expr::{add, cst, scale, sub, var, Expr, Fr};
+use zkstep_gadgets::expr::{add, cst, scale, sub, Expr, Fr};
 use zkstep_gadgets::fixed::{alloc_remainder, rescale_with_q};
 use zkstep_gadgets::range::RangeCheck;
 
@@ -90,19 +90,20 @@ impl UpdateGadget for Sgd {
         k: usize,
     ) -> Result<WeightOut, SynthesisError> {
         let sq = SCALE_SQ as u128;
+        // lr·dW_acc + off: r ≡ off (mod gcd(lr, S²)), so only k of r = g·k + r0 is checked
         let r = alloc_remainder(
             cs.namespace(|| "upd_r"),
             rc,
             row.map(|r| r.weights[k].r),
-            sq,
+            ctx.multiple(self.lr_fx, sq),
         )?;
         // the update's quotient W − W′: a difference of two range-checked values
         let q = sub(w, w_new);
         let grad_term = sub(
-            &add(&scale(&q, Fr::from_u128(sq)), &var(&r)),
+            &add(&scale(&q, Fr::from_u128(sq)), &r),
             &cst::<CS>(Fr::from_u128(ctx.off_sq)),
         );
-        let vals = SgdWeight { r: var(&r) };
+        let vals = SgdWeight { r };
         Ok(WeightOut {
             grad_term,
             transcript: vals.transcript(),
@@ -125,8 +126,7 @@ impl UpdateGadget for Sgd {
             cs.namespace(|| "lr_db"),
             rc,
             &scale(db, fr_from_i128(self.lr_fx as i128)),
-            ctx.s,
-            ctx.off_s,
+            ctx.multiple(self.lr_fx, ctx.s),
             &sub(b, b_new),
             row.map(|r| fr_from_i128(r.bias_r as i128)),
         )?;

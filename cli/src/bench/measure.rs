@@ -14,16 +14,21 @@ use crate::proving::prove_with_bar;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
+use zkstep_circuits::engine::Compression;
 use zkstep_circuits::sizing::{shape_stats, ShapeStats};
 use zkstep_circuits::Layout;
 use zkstep_core::model::seeded_salt;
 use zkstep_core::{step, Batch, Checkpoint, Matrix, ModelSpec};
-use zkstep_prover::ivc::{keygen, proof_bytes, verifying_key_bytes, Setup};
+use zkstep_prover::ivc::{keygen_with, proof_bytes, verifying_key_bytes, Setup};
 
 /// Peak RSS per element of MicroSpartan's padded instance (bytes), fitted
 /// to this project's width sweep (keygen + prove + verify in one process):
 /// 2²¹ → 4.0 GiB, 2²² → 7.6 GiB, 2²³ → 15 GiB; rounded up.
 pub const BYTES_PER_PADDED_ELEMENT: f64 = 2.0 * 1024.0;
+/// The same for Spartan's compression, whose peak is the folding's and the
+/// public parameters': 317 MiB at 2²⁰ (the demo) and 0.9 GiB at 2²² (width
+/// 512, batch 8, one unit a fold) measured; rounded up.
+pub const SPARTAN_BYTES_PER_PADDED_ELEMENT: f64 = 512.0;
 const GIB: f64 = 1073741824.0;
 
 impl Machine {
@@ -104,9 +109,15 @@ pub fn bench_batch(width: usize, batch: usize) -> Result<Batch> {
 
 /// Estimated peak RSS (bytes) of keygen + prove + verify for a step circuit
 /// of these statistics: MicroSpartan pads the instance to the next power
-/// of two of max(non-zeros, 2·variables, constraints) of Nova's circuit.
-pub fn estimate_peak_bytes(s: &ShapeStats) -> f64 {
-    zkstep_circuits::sizing::padded_size(s) as f64 * BYTES_PER_PADDED_ELEMENT
+/// of two of max(non-zeros, 2·variables, constraints) of Nova's circuit;
+/// Spartan's compression needs far less (measured below), so its peak is
+/// the folding's.
+pub fn estimate_peak_bytes(s: &ShapeStats, c: Compression) -> f64 {
+    let per = match c {
+        Compression::MicroSpartan => BYTES_PER_PADDED_ELEMENT,
+        Compression::Spartan => SPARTAN_BYTES_PER_PADDED_ELEMENT,
+    };
+    zkstep_circuits::sizing::padded_size(s) as f64 * per
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -129,6 +140,8 @@ pub struct PointConfig {
     pub mem_limit_gib: f64,
     /// Estimate only.
     pub dry_run: bool,
+    /// Compression (None: the default for the fold).
+    pub compression: Option<Compression>,
 }
 
 /// Everything a child measures for one width (runs in this process).
@@ -140,6 +153,7 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
         budget,
         mem_limit_gib,
         dry_run,
+        ..
     } = c;
     let spec = bench_spec(width, batch, layers)?;
     let weights = width * width * layers;
@@ -153,12 +167,17 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
         ..Default::default()
     };
     // a layout within the budget, or one unit per fold when even that is over
-    let layout = match zkstep_circuits::sizing::layout_for(&spec, None, budget) {
+    let layout = match zkstep_circuits::sizing::layout_for_with(&spec, None, budget, c.compression)
+    {
         Ok(l) => l,
         Err(_) => Layout::new(&spec, 1)?,
     };
     let stats = shape_stats(&layout)?;
-    let est = estimate_peak_bytes(&stats);
+    let compression = c
+        .compression
+        .unwrap_or_else(|| zkstep_circuits::sizing::default_compression(&stats));
+    p.compression = Some(compression.name().into());
+    let est = estimate_peak_bytes(&stats, compression);
     p.rows_per_fold = Some(layout.rows);
     p.segments_per_row = Some(layout.segments);
     p.folds = Some(layout.num_folds());
@@ -209,7 +228,7 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
     let t = Instant::now();
     // the same layout (a segmented one is found again by the budget search)
     let rows = (layout.segments == 1).then_some(layout.rows);
-    let keys = keygen(&spec, rows, budget, Setup::Dev)?;
+    let keys = keygen_with(&spec, rows, budget, Some(compression), Setup::Dev)?;
     p.keygen_s = Some(t.elapsed().as_secs_f64());
     let (c1, c2) = keys.pp.num_constraints();
     let (v1, _) = keys.pp.num_variables();
@@ -319,6 +338,10 @@ pub fn run_children(exe: &Path, cfg: &BenchConfig) -> Vec<BenchPoint> {
             .args(["--msm", &cfg.msm])
             .args(["--mem-limit-gib", &cfg.mem_limit_gib.to_string()])
             .args(cfg.dry_run.then_some("--dry-run"))
+            .args([
+                "--compression",
+                cfg.compression.as_deref().unwrap_or("auto"),
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -387,8 +410,15 @@ mod tests {
             variables: 50_000,
             nonzeros,
         };
-        assert!(estimate_peak_bytes(&s(200_000)) < estimate_peak_bytes(&s(300_000)));
-        assert_eq!(estimate_peak_bytes(&s(1)), estimate_peak_bytes(&s(2)));
+        for c in [Compression::Spartan, Compression::MicroSpartan] {
+            assert!(estimate_peak_bytes(&s(200_000), c) < estimate_peak_bytes(&s(300_000), c));
+            assert_eq!(estimate_peak_bytes(&s(1), c), estimate_peak_bytes(&s(2), c));
+        }
+        let s = s(300_000);
+        assert!(
+            estimate_peak_bytes(&s, Compression::Spartan)
+                < estimate_peak_bytes(&s, Compression::MicroSpartan)
+        );
     }
 }
 

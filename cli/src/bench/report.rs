@@ -23,6 +23,9 @@ pub struct BenchPoint {
     pub note: Option<String>,
     /// Output units per fold.
     pub rows_per_fold: Option<usize>,
+    /// Compression of the folded proof (`spartan`, `microspartan`).
+    #[serde(default)]
+    pub compression: Option<String>,
     /// Folds each output unit is cut into (absent or 1: whole units).
     #[serde(default)]
     pub segments_per_row: Option<usize>,
@@ -125,6 +128,9 @@ pub struct BenchConfig {
     pub mem_limit_gib: f64,
     /// Only estimate each width's size and memory; prove nothing.
     pub dry_run: bool,
+    /// Compression asked for (None: each width's default).
+    #[serde(default)]
+    pub compression: Option<String>,
 }
 
 /// The whole report: machine, configuration, one point per width.

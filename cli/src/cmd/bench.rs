@@ -35,6 +35,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
             msm: a.msm.name().into(),
             mem_limit_gib: a.mem_limit_gib.unwrap_or_else(available_gib),
             dry_run: a.dry_run,
+            compression: a.compression.0.map(|c| c.name().to_string()),
         })?,
     };
     crate::outln!("{}", render_terminal(&report.points));

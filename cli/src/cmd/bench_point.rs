@@ -16,6 +16,7 @@ pub fn run(a: BenchPointArgs) -> Result<()> {
         budget: a.fold_budget,
         mem_limit_gib: a.mem_limit_gib,
         dry_run: a.dry_run,
+        compression: a.compression.0,
     })?;
     crate::outln!(
         "{}",

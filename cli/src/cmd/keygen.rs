@@ -7,7 +7,7 @@ use crate::util::{print_json, refuse_existing};
 use serde_json::json;
 use std::time::Instant;
 use zkstep_core::ModelSpec;
-use zkstep_prover::ivc::{keygen, write_keys, Setup, PROVING_KEY_FILE, VERIFYING_KEY_FILE};
+use zkstep_prover::ivc::{keygen_with, write_keys, Setup, PROVING_KEY_FILE, VERIFYING_KEY_FILE};
 
 /// Run `zkstep keygen`.
 pub fn run(a: KeygenArgs) -> Result<()> {
@@ -34,10 +34,11 @@ pub fn run(a: KeygenArgs) -> Result<()> {
         );
     }
     let t = Instant::now();
-    let keys = keygen(
+    let keys = keygen_with(
         &s,
         a.rows,
         a.fold_budget,
+        a.compression.0,
         ptau.map_or(Setup::Dev, Setup::Ceremony),
     )?;
     let secs = t.elapsed().as_secs_f64();
@@ -45,7 +46,7 @@ pub fn run(a: KeygenArgs) -> Result<()> {
     let (c1, c2) = keys.pp.num_constraints();
     if json {
         print_json(
-            &json!({"keys": out, "params": format!("{:?}", keys.params).to_lowercase(), "rows_per_fold": keys.layout.rows, "segments_per_row": keys.layout.segments, "folds": keys.layout.num_folds(), "constraints_per_fold": c1, "secondary_constraints": c2, "seconds": secs}),
+            &json!({"keys": out, "params": format!("{:?}", keys.params).to_lowercase(), "rows_per_fold": keys.layout.rows, "segments_per_row": keys.layout.segments, "folds": keys.layout.num_folds(), "compression": keys.vk.compression().name(), "constraints_per_fold": c1, "secondary_constraints": c2, "seconds": secs}),
         );
     } else {
         crate::outln!(
@@ -60,8 +61,9 @@ pub fn run(a: KeygenArgs) -> Result<()> {
             format!("{} output units per fold", keys.layout.rows)
         };
         crate::outln!(
-            "{} folds per step, {tile}, {c1} constraints per fold (+{c2} secondary)",
-            keys.layout.num_folds()
+            "{} folds per step, {tile}, {c1} constraints per fold (+{c2} secondary); compression: {}",
+            keys.layout.num_folds(),
+            keys.vk.compression().name()
         );
     }
     Ok(())
