@@ -39,13 +39,15 @@ const GIB: u64 = 1 << 30;
 impl Input {
     /// The largest file of this kind zkstep reads. Safetensors and proving
     /// keys are bounded by what fits this class of machine (24 GiB); proofs
-    /// are ≈15 KB and verifying keys ≈7 MB.
+    /// are ≈15 KB; verifying keys ≈6 MB with MicroSpartan, and with Spartan
+    /// they carry the fold's matrices (95 MB for a 512-wide unit; at most
+    /// ≈ 370 MB within Spartan's fold bound of a padded 2²³).
     pub fn limit(self) -> u64 {
         match self {
             Input::Spec => MIB,
             Input::Safetensors => 16 * GIB,
             Input::Proof => 16 * MIB,
-            Input::VerifyingKey => 256 * MIB,
+            Input::VerifyingKey => 512 * MIB,
             Input::ProvingKey => 16 * GIB,
             Input::Json => 256 * MIB,
             Input::Markdown => 16 * MIB,

@@ -170,6 +170,10 @@ fn check_key(a: &Args, vk: &VerifyingKey, dir: &Path) -> Result<(), ExitCode> {
 
 /// Read, check and verify; returns the exit status.
 fn run(a: &Args) -> ExitCode {
+    // the Poseidon constants (≈ 0.1 s to derive) are built while the key is read
+    std::thread::spawn(|| {
+        zkstep_core::poseidon::constants();
+    });
     let vk_bytes = match read_envelope(&a.vk, Input::VerifyingKey, FileKind::VerifyingKey) {
         Ok(b) => b,
         Err(e) => return fail(2, e),
