@@ -207,8 +207,9 @@ pub fn estimated_prove_s_with(
 }
 
 /// The fastest layout within `budget` by [`estimated_prove_s`]: the most
-/// rows that fit `budget`, or a smaller fold when fewer constraints a fold
-/// pay for themselves in a smaller compression (a small model's proof is
+/// rows that fit `budget`, or a smaller fold (half the rows, a quarter, …,
+/// one) when fewer constraints a fold pay for themselves in a smaller or
+/// cheaper compression (a small model's proof is
 /// mostly compression, whose size follows the fold, not the step). Wide
 /// layers (one unit a fold already) keep the largest fold.
 pub fn fit_fastest(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
@@ -236,19 +237,17 @@ pub fn fit_fastest_with(
     if best.rows == 1 {
         return Ok(best);
     }
+    // fewer rows make a smaller fold (within every bound the largest met):
+    // halve down to one row, so one unit a fold is always a candidate
     let mut best_s = estimated_prove_s_with(&best, compression)?;
-    let mut b = budget / 2;
-    while b >= 1 << 14 {
-        match fit_within(spec, b, max_padded) {
-            Ok(l) => {
-                let t = estimated_prove_s_with(&l, compression)?;
-                if t < best_s {
-                    (best, best_s) = (l, t);
-                }
-            }
-            Err(_) => break,
+    let mut rows = best.rows / 2;
+    while rows >= 1 {
+        let l = Layout::new(spec, rows)?;
+        let t = estimated_prove_s_with(&l, compression)?;
+        if t < best_s {
+            (best, best_s) = (l, t);
         }
-        b /= 2;
+        rows /= 2;
     }
     Ok(best)
 }
