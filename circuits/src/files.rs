@@ -25,7 +25,7 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// Envelope format version (3: the checksum covers the header; exact-length
 /// payloads; canonical spec digest; 4: X sections in every fold, no input
 /// tiles — keys and proofs of version 3 are for another circuit).
-pub const FILE_VERSION: u32 = 5;
+pub const FILE_VERSION: u32 = 6;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

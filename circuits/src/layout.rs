@@ -20,7 +20,7 @@ use crate::transcript::{
     transcript_init,
 };
 use serde::{Deserialize, Serialize};
-use zkstep_core::commit::{chain_init, CHUNK, PACK};
+use zkstep_core::commit::{chain_init, params_chain_init, CHUNK, PACK};
 use zkstep_core::poseidon::{h24, Fr, RATE};
 use zkstep_core::spec::{Activation, Optimizer};
 use zkstep_core::ModelSpec;
@@ -313,6 +313,10 @@ impl Layout {
                     StatementField::Gamma => ch.gamma,
                 },
                 Init::Chain(domain) => chain_init(domain, self.spec_digest),
+                Init::ParamsChain(after) => params_chain_init(
+                    self.spec_digest,
+                    Fr::from(step) + Fr::from(u64::from(after)),
+                ),
                 Init::Transcript => {
                     transcript_init(self.spec_digest, c_before, c_after, c_batch, step)
                 }

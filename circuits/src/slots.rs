@@ -133,7 +133,7 @@ pub struct FoldSlots {
 
 /// Register every slot for a batch of `batch` samples and rows cut into `segments`.
 pub fn register(batch: usize, segments: usize) -> FoldSlots {
-    use zkstep_core::commit::{DOMAIN_COLUMNS, DOMAIN_PARAMS};
+    use zkstep_core::commit::DOMAIN_COLUMNS;
     let mut r = Registry::default();
     let statement = StatementSlots {
         spec: constant(&mut r, "spec digest", StatementField::Spec),
@@ -151,8 +151,8 @@ pub fn register(batch: usize, segments: usize) -> FoldSlots {
         ),
     };
     let commit = CommitSlots {
-        h_before: r.add("h_before", Init::Chain(DOMAIN_PARAMS), Final::OpensCBefore),
-        h_after: r.add("h_after", Init::Chain(DOMAIN_PARAMS), Final::OpensCAfter),
+        h_before: r.add("h_before", Init::ParamsChain(false), Final::OpensCBefore),
+        h_after: r.add("h_after", Init::ParamsChain(true), Final::OpensCAfter),
     };
     let t = r.add("transcript", Init::Transcript, Final::HashesToRho);
     let batch_slots = BatchSlots {

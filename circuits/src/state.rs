@@ -16,6 +16,9 @@ pub enum Init {
     Statement(StatementField),
     /// The first link of a hash chain with this domain tag.
     Chain(u64),
+    /// The first link of `Commit(θ_t)` (false) or `Commit(θ_{t+1})` (true):
+    /// the step is inside the parameter commitments.
+    ParamsChain(bool),
     /// The first link of the transcript T.
     Transcript,
     /// The first link of the second transcript T2 (after ρ).

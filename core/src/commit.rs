@@ -1,7 +1,9 @@
 //! Native commitments: `Commit(θ)` and `Commit(batch, salt)`.
 //!
 //! Both are Poseidon hash chains ([`crate::poseidon::h24`]) over *records*:
-//! `h₀ = H(domain, spec_digest, 0, …)`, then each record (a list of field
+//! `h₀ = H(domain, spec_digest, 0, …)` (for θ, `H(domain, spec_digest, t, 0, …)`
+//! with the checkpoint's step t, so a checkpoint cannot be re-labelled with
+//! another step), then each record (a list of field
 //! elements) is cut into chunks of 23 (the last one zero-filled) and each chunk
 //! is absorbed as `h ← H(h, chunk)`. Values are packed three to a field
 //! element, each offset by 2⁶³ into `[0, 2⁶⁴)` (injective because every stored
@@ -67,6 +69,18 @@ pub fn chain_init(domain: u64, spec_digest: Fr) -> Fr {
     h24(&input)
 }
 
+/// The first link of `Commit(θ_t)`: `H(DOMAIN_PARAMS, spec_digest, t, 0, …)`.
+/// The step is inside the commitment, so one parameter vector has a
+/// different commitment at every step, and a transition proven from step t
+/// cannot be presented as one from any other step.
+pub fn params_chain_init(spec_digest: Fr, step: Fr) -> Fr {
+    let mut input = [Fr::ZERO; RATE];
+    input[0] = Fr::from(DOMAIN_PARAMS);
+    input[1] = spec_digest;
+    input[2] = step;
+    h24(&input)
+}
+
 /// Absorb one record into a chain.
 pub fn chain_absorb(mut h: Fr, record: &[Fr]) -> Fr {
     for chunk in record.chunks(CHUNK) {
@@ -108,10 +122,11 @@ pub fn param_record_values(ckpt: &Checkpoint, l: usize, j: usize, width: usize) 
     }
 }
 
-/// `Commit(θ)` under a spec (the checkpoint must already match the spec's shapes).
+/// `Commit(θ_t)` under a spec, t = `ckpt.step` (the checkpoint must already
+/// match the spec's shapes).
 pub fn commit_params(spec: &ModelSpec, ckpt: &Checkpoint) -> Fr {
     let width = spec.record_width();
-    let mut h = chain_init(DOMAIN_PARAMS, spec.digest());
+    let mut h = params_chain_init(spec.digest(), Fr::from(ckpt.step));
     for l in (0..ckpt.layers.len()).rev() {
         for j in 0..ckpt.layers[l].w.rows {
             h = chain_absorb(h, &pack_values(&param_record_values(ckpt, l, j, width)));
@@ -187,6 +202,10 @@ mod tests {
             d.layers[l].b[0] -= 1;
             assert_ne!(h, commit_params(&spec, &d), "b of layer {l}");
         }
+        // the same parameters at another step
+        let mut d = c.clone();
+        d.step += 1;
+        assert_ne!(h, commit_params(&spec, &d), "step");
         // swapping two tensors of equal shape (layer 2 W rows 0 and 1) changes it
         let mut d = c.clone();
         let w = &mut d.layers[1].w;

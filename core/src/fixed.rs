@@ -194,6 +194,38 @@ pub fn to_real(v: i64) -> f64 {
     v as f64 / SCALE as f64
 }
 
+/// `⌊√x⌋`: the r with `r² ≤ x < (r + 1)²`, exactly (Newton's iteration
+/// on integers, then a final correction). Native twin of the circuit's
+/// square-root gadget (`zkstep_gadgets::fixed::isqrt`).
+pub fn isqrt(x: u128) -> u128 {
+    if x < 2 {
+        return x;
+    }
+    // start above the root: 2^⌈bits/2⌉ > √x
+    let mut r = 1u128 << (128 - x.leading_zeros()).div_ceil(2);
+    loop {
+        let next = (r + x / r) / 2;
+        if next >= r {
+            break;
+        }
+        r = next;
+    }
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1).checked_mul(r + 1).is_some_and(|s| s <= x) {
+        r += 1;
+    }
+    r
+}
+
+/// Division with remainder by a value-dependent divisor `d > 0`:
+/// `n = q·d + r`, `0 ≤ r < d` (q = ⌊n / d⌋, also for negative n).
+/// `None` if d ≤ 0. Native twin of `zkstep_gadgets::fixed::div_rem`.
+pub fn div_rem(n: i128, d: i128) -> Option<(i128, i128)> {
+    (d > 0).then(|| (n.div_euclid(d), n.rem_euclid(d)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,5 +339,39 @@ mod tests {
         assert_eq!(to_fixed(f64::MIN_POSITIVE, r64), Some(0));
         assert_eq!(to_fixed(-(2f64.powi(53)), ValueRange { bits: 64 }), None);
         assert_eq!(to_fixed(9.2e9, r64), Some(9_200_000_000_000_000_000));
+    }
+
+    #[test]
+    fn isqrt_is_the_floor_of_the_root() {
+        for x in (0u128..2000).chain([
+            u64::MAX as u128,
+            (1u128 << 100) - 1,
+            1u128 << 100,
+            u128::MAX,
+            999_999_999_999_999_999,
+        ]) {
+            let r = isqrt(x);
+            assert!(r * r <= x, "x {x}");
+            assert!((r + 1).checked_mul(r + 1).is_none_or(|s| s > x), "x {x}");
+        }
+        assert_eq!(isqrt(SCALE_SQ as u128), SCALE_I128 as u128);
+    }
+
+    #[test]
+    fn div_rem_is_euclidean() {
+        for (n, d) in [
+            (7i128, 2i128),
+            (-7, 2),
+            (0, 5),
+            (-1, 1_000_000_007),
+            (1 << 100, 3),
+        ] {
+            let (q, r) = div_rem(n, d).unwrap();
+            assert_eq!(q * d + r, n);
+            assert!((0..d).contains(&r));
+        }
+        assert_eq!(div_rem(-7, 2), Some((-4, 1)));
+        assert_eq!(div_rem(1, 0), None);
+        assert_eq!(div_rem(1, -3), None);
     }
 }

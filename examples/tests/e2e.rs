@@ -110,7 +110,16 @@ fn wrong_statements_are_rejected() {
         edit(&mut forged);
         forged
     };
-    let forgeries: [(&str, zkstep_verifier::Proof); 4] = [
+    // the same transition re-labelled as step t+1, with the commitments the
+    // re-labelled checkpoints have: the step is inside Commit(θ), so both
+    // commitments change, and the proof (whose chains started at step t) fails
+    let relabel = |c: &Checkpoint| {
+        let mut c = c.clone();
+        c.step += 1;
+        commit_params(&f.spec, &c)
+    };
+    assert_ne!(relabel(&f.before), p.statement().c_before);
+    let forgeries: [(&str, zkstep_verifier::Proof); 5] = [
         (
             "c_after",
             forge(&|p| p.payload.statement.c_after = want.c_after),
@@ -120,6 +129,15 @@ fn wrong_statements_are_rejected() {
             forge(&|p| p.payload.statement.c_batch = commit_batch(&f.spec, &batch(&f.spec, 2))),
         ),
         ("step", forge(&|p| p.payload.statement.step += 1)),
+        (
+            "re-labelled step",
+            forge(&|p| {
+                let st = &mut p.payload.statement;
+                st.step += 1;
+                st.c_before = relabel(&f.before);
+                st.c_after = relabel(&f.after);
+            }),
+        ),
         (
             "challenge",
             forge(&|p| p.payload.challenges.rho += zkstep_core::Fr::from(1u64)),

@@ -9,6 +9,7 @@
 //! | n-bit range check, signed range | `ValueRange::contains` | [`range`] |
 //! | rescale (two-sided remainder + quotient check) | `fixed::rescale` | [`fixed`] |
 //! | sign-pinned ReLU selector | the executor's `s = [Z ≥ 1]` | [`fixed`] |
+//! | floor square root, division by a witness divisor, maximum | `fixed::{isqrt, div_rem}`, `Iterator::max` | [`arith`] |
 //! | Poseidon h24, packing, hash chains | `poseidon::h24`, `commit::{pack_values, chain_absorb}` | [`hash`] |
 //! | linear expressions, products, selects | field arithmetic | [`expr`] |
 //!
@@ -17,6 +18,7 @@
 //! constraint is not an error at synthesis time but an unsatisfied system.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod arith;
 pub mod expr;
 pub mod fixed;
 pub mod hash;

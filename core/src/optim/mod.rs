@@ -8,6 +8,7 @@
 //! Adding an optimizer: one file here (its update and trace), one gadget file
 //! in the circuits, and one arm in [`update`] and in `ModelSpec`'s parser.
 
+pub mod adam;
 pub mod momentum;
 pub mod sgd;
 

@@ -1,0 +1,311 @@
+//! Adam and AdamW in zkstep's fixed point: the element update and the
+//! per-step constants, exactly as docs/SEMANTICS.md §4.3 states them.
+//!
+//! PyTorch's order (`torch.optim.Adam`/`AdamW`, `foreach=False`): the step
+//! count becomes t (1 for the first update); AdamW first decays the
+//! parameter, θ ← θ·(1 − lr·λ); Adam instead adds λ·θ to the gradient;
+//! then `m ← β₁m + (1−β₁)g`, `v ← β₂v + (1−β₂)g²`, and
+//! `θ ← θ − (lr/bc₁)·m / (√v/√bc₂ + ε)` with `bc_i = 1 − β_iᵗ`.
+//!
+//! Every value is an integer at scale S; each product is brought back by
+//! [`rescale`] under the spec's rounding, the root is [`isqrt`] (floor),
+//! and the last quotient is a division by the value-dependent denominator
+//! with [`div_rem`] (rounded like a rescale). The step constants
+//! (`β_iᵗ`, `lr/bc₁`, `1/√bc₂`) are computed from t by the same rescales,
+//! so a verifier recomputes them from the step index alone.
+//!
+//! This module is the semantics' reference; the spec parser, the executor
+//! and the circuit gadget that use it come with the rest of issue 13.
+
+use crate::fixed::{div_rem, isqrt, rescale, Rounding, SCALE_I128};
+
+/// Adam's hyper-parameters at scale S.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdamHyper {
+    /// Learning rate.
+    pub lr_fx: i64,
+    /// β₁ ∈ (0, 1).
+    pub beta1_fx: i64,
+    /// β₂ ∈ (0, 1).
+    pub beta2_fx: i64,
+    /// ε ≥ 10⁻⁹ (at least 1 at scale S, so the denominator is never 0).
+    pub eps_fx: i64,
+    /// Weight decay λ ≥ 0.
+    pub weight_decay_fx: i64,
+    /// AdamW's decoupled decay (true) or Adam's L2 term in the gradient.
+    pub decoupled: bool,
+}
+
+impl AdamHyper {
+    /// PyTorch's defaults: lr 10⁻³, β = (0.9, 0.999), ε = 10⁻⁸, λ = 0
+    /// (Adam) or 10⁻² (AdamW).
+    pub fn pytorch_default(decoupled: bool) -> Self {
+        AdamHyper {
+            lr_fx: 1_000_000,
+            beta1_fx: 900_000_000,
+            beta2_fx: 999_000_000,
+            eps_fx: 10,
+            weight_decay_fx: if decoupled { 10_000_000 } else { 0 },
+            decoupled,
+        }
+    }
+}
+
+/// The constants of update number t (t ≥ 1), all at scale S.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdamStep {
+    /// t.
+    pub t: u64,
+    /// β₁ᵗ: `p₀ = S`, `p_t = rescale_S(p_{t−1}·β₁)`.
+    pub pow1: i128,
+    /// β₂ᵗ, the same way.
+    pub pow2: i128,
+    /// `bc₁ = S − β₁ᵗ` (≥ 1).
+    pub bc1: i128,
+    /// `bc₂ = S − β₂ᵗ` (≥ 1).
+    pub bc2: i128,
+    /// The step size `k₁ = rescale_{bc₁}(lr·S)` = lr / bc₁.
+    pub k1: i128,
+    /// `√bc₂` at scale S: `isqrt(bc₂·S)`.
+    pub sqrt_bc2: i128,
+    /// `c₂ = rescale_{√bc₂}(S²)` = 1/√bc₂.
+    pub c2: i128,
+}
+
+impl AdamStep {
+    /// The constants of update t under `rounding` (O(t) rescales: the
+    /// powers are defined step by step, so that every implementation
+    /// rounds them the same way). None for t = 0 or β outside (0, 1).
+    pub fn at(h: &AdamHyper, t: u64, rounding: Rounding) -> Option<Self> {
+        let s = SCALE_I128;
+        let ok = |b: i64| b > 0 && (b as i128) < s;
+        if t == 0 || !ok(h.beta1_fx) || !ok(h.beta2_fx) || h.eps_fx < 1 {
+            return None;
+        }
+        let (mut pow1, mut pow2) = (s, s);
+        for _ in 0..t {
+            pow1 = rescale(pow1 * h.beta1_fx as i128, s, rounding)?.q;
+            pow2 = rescale(pow2 * h.beta2_fx as i128, s, rounding)?.q;
+        }
+        // β < 1 keeps every power ≤ β·S < S, so each bias correction is ≥ 1
+        let (bc1, bc2) = (s - pow1, s - pow2);
+        let k1 = rescale(h.lr_fx as i128 * s, bc1, rounding)?.q;
+        let sqrt_bc2 = isqrt((bc2 * s) as u128) as i128;
+        let c2 = rescale(s * s, sqrt_bc2, rounding)?.q;
+        Some(AdamStep {
+            t,
+            pow1,
+            pow2,
+            bc1,
+            bc2,
+            k1,
+            sqrt_bc2,
+            c2,
+        })
+    }
+}
+
+/// One parameter's values before an update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdamState {
+    /// The parameter θ.
+    pub theta: i128,
+    /// First moment m.
+    pub m: i128,
+    /// Second moment v (≥ 0).
+    pub v: i128,
+}
+
+/// Everything one element's update computed (the gadget's witness).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdamTrace {
+    /// AdamW: `rescale_{S²}((lr·λ)·θ)`, the decay; Adam: 0.
+    pub decay: i128,
+    /// Adam: `rescale_S(λ·θ)`, added to the gradient; AdamW: 0.
+    pub l2: i128,
+    /// The gradient the moments see (g, plus the L2 term for Adam).
+    pub g: i128,
+    /// `m' = rescale_S(β₁·m + (S − β₁)·g)`.
+    pub m: i128,
+    /// `v' = rescale_{S²}(β₂·v·S + (S − β₂)·g²)`.
+    pub v: i128,
+    /// `⌊√(v'·S)⌋`, √v' at scale S.
+    pub sqrt_v: i128,
+    /// `den = rescale_S(sqrt_v·c₂) + ε` (≥ ε ≥ 1).
+    pub den: i128,
+    /// `Δ`: `2·k₁·m' + off = Δ·(2·den) + r`, `0 ≤ r < 2·den`, off = den
+    /// for half-up rounding, 0 for floor.
+    pub delta: i128,
+    /// The new parameter `θ' = θ − decay − Δ`.
+    pub theta: i128,
+}
+
+/// One element's Adam/AdamW update under the step constants `k` and the
+/// gradient g (scale S). None if an intermediate leaves i128 (the caller
+/// names the element; stored values are range-checked by the caller).
+pub fn adam_element(
+    h: &AdamHyper,
+    k: &AdamStep,
+    rounding: Rounding,
+    st: AdamState,
+    g: i128,
+) -> Option<AdamTrace> {
+    let s = SCALE_I128;
+    let (b1, b2) = (h.beta1_fx as i128, h.beta2_fx as i128);
+    let wd = h.weight_decay_fx as i128;
+    let (decay, l2) = if h.decoupled {
+        let lr_wd = (h.lr_fx as i128).checked_mul(wd)?;
+        (rescale(lr_wd.checked_mul(st.theta)?, s * s, rounding)?.q, 0)
+    } else {
+        (0, rescale(wd.checked_mul(st.theta)?, s, rounding)?.q)
+    };
+    let g = g.checked_add(l2)?;
+    let m = rescale(
+        b1.checked_mul(st.m)?
+            .checked_add((s - b1).checked_mul(g)?)?,
+        s,
+        rounding,
+    )?
+    .q;
+    let g2 = g.checked_mul(g)?;
+    let v = rescale(
+        b2.checked_mul(st.v)?
+            .checked_mul(s)?
+            .checked_add((s - b2).checked_mul(g2)?)?,
+        s * s,
+        rounding,
+    )?
+    .q;
+    if v < 0 {
+        return None; // a negative second moment is no Adam state
+    }
+    let sqrt_v = isqrt(u128::try_from(v.checked_mul(s)?).ok()?) as i128;
+    let den = rescale(sqrt_v.checked_mul(k.c2)?, s, rounding)?.q + h.eps_fx as i128;
+    let two_den = den.checked_mul(2)?;
+    let n = k.k1.checked_mul(m)?.checked_mul(2)?;
+    let (delta, _) = div_rem(n.checked_add(rounding.offset(two_den))?, two_den)?;
+    let theta = st.theta.checked_sub(decay)?.checked_sub(delta)?;
+    Some(AdamTrace {
+        decay,
+        l2,
+        g,
+        m,
+        v,
+        sqrt_v,
+        den,
+        delta,
+        theta,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixed::SCALE;
+
+    /// PyTorch's update in float64, the real arithmetic the fixed point approximates.
+    fn adam_f64(h: &AdamHyper, t: u64, th: f64, m: f64, v: f64, g: f64) -> (f64, f64, f64) {
+        let s = SCALE as f64;
+        let (lr, b1, b2, eps, wd) = (
+            h.lr_fx as f64 / s,
+            h.beta1_fx as f64 / s,
+            h.beta2_fx as f64 / s,
+            h.eps_fx as f64 / s,
+            h.weight_decay_fx as f64 / s,
+        );
+        let (th, g) = if h.decoupled {
+            (th * (1.0 - lr * wd), g)
+        } else {
+            (th, g + wd * th)
+        };
+        let m = b1 * m + (1.0 - b1) * g;
+        let v = b2 * v + (1.0 - b2) * g * g;
+        let bc1 = 1.0 - b1.powi(t as i32);
+        let bc2 = 1.0 - b2.powi(t as i32);
+        let den = v.sqrt() / bc2.sqrt() + eps;
+        (th - lr / bc1 * m / den, m, v)
+    }
+
+    #[test]
+    fn step_constants_follow_the_powers() {
+        let h = AdamHyper::pytorch_default(false);
+        let k = AdamStep::at(&h, 1, Rounding::HalfUp).unwrap();
+        assert_eq!((k.pow1, k.pow2), (900_000_000, 999_000_000));
+        assert_eq!((k.bc1, k.bc2), (100_000_000, 1_000_000));
+        assert_eq!(k.k1, 10_000_000); // lr / 0.1 = 0.01
+        assert_eq!(k.sqrt_bc2, 31_622_776); // √0.001 = 0.0316227766…
+                                            // 1/√0.001 = 31.6227766017: within the root's 3·10⁻⁸ relative error
+        assert!((k.c2 - 31_622_776_602).abs() <= 1_000, "{}", k.c2);
+        assert!(AdamStep::at(&h, 0, Rounding::HalfUp).is_none());
+        let mut bad = h;
+        bad.beta2_fx = SCALE;
+        assert!(AdamStep::at(&bad, 3, Rounding::HalfUp).is_none());
+        // late steps: the corrections tend to 1 and stay ≥ 1
+        let late = AdamStep::at(&h, 100_000, Rounding::HalfUp).unwrap();
+        assert!(late.bc1 >= 1 && late.bc2 >= 1);
+        assert!((late.k1 - h.lr_fx as i128).abs() <= 1);
+    }
+
+    /// 30 steps of a few parameters against float64: the fixed-point
+    /// trajectory stays within 1.5·10⁻⁹ a step of the real one (45 units at S).
+    #[test]
+    fn tracks_float64_over_many_steps() {
+        let s = SCALE as f64;
+        for decoupled in [false, true] {
+            let mut h = AdamHyper::pytorch_default(decoupled);
+            h.weight_decay_fx = 10_000_000;
+            let mut worst = 0f64;
+            for seed in 0..8u64 {
+                let mut fx = AdamState {
+                    theta: (seed as i128 - 4) * 123_456_789,
+                    m: 0,
+                    v: 0,
+                };
+                let (mut th, mut m, mut v) = (fx.theta as f64 / s, 0.0, 0.0);
+                let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+                for t in 1..=30u64 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    // gradients between −0.5 and 0.5, on the grid
+                    let g = (x % 1_000_000_001) as i128 - 500_000_000;
+                    let k = AdamStep::at(&h, t, Rounding::HalfUp).unwrap();
+                    let tr = adam_element(&h, &k, Rounding::HalfUp, fx, g).unwrap();
+                    fx = AdamState {
+                        theta: tr.theta,
+                        m: tr.m,
+                        v: tr.v,
+                    };
+                    (th, m, v) = adam_f64(&h, t, th, m, v, g as f64 / s);
+                    worst = worst.max((fx.theta as f64 - th * s).abs());
+                }
+            }
+            // each step rounds the decay and Δ (½ unit each) and moves Δ by
+            // ≈ 10⁻⁷ of itself (k₁, c₂, √ and the moments' roundings)
+            eprintln!("decoupled {decoupled}: worst {worst:.1} units at S after 30 steps");
+            assert!(worst <= 45.0, "decoupled {decoupled}: {worst} units at S");
+        }
+    }
+
+    #[test]
+    fn the_division_is_rounded_like_a_rescale() {
+        let h = AdamHyper::pytorch_default(false);
+        let k = AdamStep::at(&h, 1, Rounding::HalfUp).unwrap();
+        let st = AdamState {
+            theta: 0,
+            m: 0,
+            v: 0,
+        };
+        // first step: m' = 0.1·g, v' = 0.001·g², den ≈ |g|·√0.001/√0.001 = |g|
+        let tr = adam_element(&h, &k, Rounding::HalfUp, st, 250_000_000).unwrap();
+        assert_eq!(tr.m, 25_000_000);
+        assert_eq!(tr.v, 62_500); // 0.001·0.0625
+                                  // Δ = k₁·m'/den ≈ 0.01·0.025/0.25 = lr
+        assert!((tr.delta - h.lr_fx as i128).abs() <= 1, "{tr:?}");
+        let floor = adam_element(&h, &k, Rounding::Floor, st, -250_000_000).unwrap();
+        assert!(floor.delta <= tr.delta.checked_neg().unwrap());
+        // a negative second moment is refused
+        let neg = AdamState { v: -5, ..st };
+        assert!(adam_element(&h, &k, Rounding::HalfUp, neg, 0).is_none());
+    }
+}
