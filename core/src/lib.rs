@@ -22,6 +22,7 @@ pub mod input;
 pub mod model;
 pub mod optim;
 pub mod poseidon;
+pub mod softmax;
 pub mod spec;
 pub mod tensor;
 

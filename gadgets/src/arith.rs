@@ -1,21 +1,27 @@
 //! Non-linear integer arithmetic the adaptive optimizers and the softmax
 //! need: floor square root, division with remainder by a witness divisor,
-//! and the maximum of a vector. Each is exact (two-sided checks, so the
-//! witness is unique) and sits beside its native twin in
-//! `zkstep_core::fixed` (`isqrt`, `div_rem`) or the standard library (`max`).
+//! the maximum of a vector and the exponential of a non-positive value.
+//! Each is exact (two-sided checks, so the witness is unique) and sits
+//! beside its native twin in `zkstep_core::fixed` (`isqrt`, `div_rem`),
+//! `zkstep_core::softmax` (`exp_neg`) or the standard library (`max`).
 //!
 //! Every bound is a range check through [`RangeCheck`], so a lookup
 //! implementation makes these cheaper without changing them. The field
 //! equations below equal the integer ones because every term is far below
 //! p/2 (each gadget states its bound on the inputs).
 
-use crate::expr::{alloc, cst, enforce_eq, enforce_mul, mul, scale, sub, var, Expr, Fr};
-use crate::range::RangeCheck;
+use crate::expr::{
+    add, alloc, cst, enforce_bool, enforce_eq, enforce_mul, mul, scale, sub, var, Expr, Fr,
+};
+use crate::fixed::{alloc_remainder, rescale_with_q, RemainderClass};
+use crate::range::{range_bits, RangeCheck};
 use crate::Result;
 use ff::{Field, PrimeField};
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::ConstraintSystem;
+use zkstep_core::fixed::{Rounding, SCALE_I128};
 use zkstep_core::poseidon::fr_from_i128;
+use zkstep_core::softmax::{exp_coefficients, ExpTrace, EXP_DEGREE, EXP_MAX_SHIFT, LN2_FX};
 
 /// `r = ⌊√x⌋` for an x the caller has checked to lie in `[0, 2^x_bits)`
 /// (`x_bits ≤ 200`): r has h = ⌈x_bits/2⌉ bits (`…/r_range`), the slack
@@ -107,6 +113,137 @@ pub fn max<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         ),
     }
     Ok(m)
+}
+
+/// `S·e^{x/S}` for x ≤ 0 (the caller has checked x to `x_bits` signed
+/// bits), exactly as `zkstep_core::softmax::exp_neg` defines it, from its
+/// trace `t`:
+/// - `−x = k·L + ρ` with k in `x_bits − 29` bits (`…/k_range`, so −x ≥ 0)
+///   and `0 ≤ ρ < L` (`…/rho`), L = round(ln 2·S);
+/// - Horner `h_i = c_i + rescale_S(−h_{i+1}·ρ)`, each h_i in [0, 2³⁰)
+///   (`…/h{i}/range`, which also pins the quotient) with its remainder
+///   checked from both sides (`…/h{i}/rescale`);
+/// - the shift `kc = min(k, 31)`: a selector `big` with
+///   `30 − k + big·(2k − 61) ≥ 0` (`…/shift_sel`: big = 1 ⇔ k ≥ 31),
+///   `kc = k + big·(31 − k)`, kc's five bits and `2^kc` as their product;
+/// - the result `rescale_{2^kc}(e_ρ)` as a division with remainder by the
+///   value 2^kc ([`div_rem`], `…/shift`; half-up as `(2e + d) / 2d`, equal
+///   to `(e + d/2) / d` for every power of two).
+///
+/// Returns the value. 1,049 constraints for a 64-bit x with bit decomposition.
+pub fn exp_neg<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+    mut cs: CS,
+    rc: &mut R,
+    x: &Expr,
+    x_bits: u32,
+    rounding: Rounding,
+    t: Option<&ExpTrace>,
+) -> Result<AllocatedNum<Fr>> {
+    let s = SCALE_I128 as u128;
+    let k_bits = x_bits.saturating_sub(29).max(6);
+    let k = alloc(cs.namespace(|| "k"), t.map(|t| fr_from_i128(t.k)))?;
+    rc.bits(cs.namespace(|| "k_range"), &var(&k), k_bits)?;
+    let rho = alloc_remainder(
+        cs.namespace(|| "rho"),
+        rc,
+        t.map(|t| t.rho as i64),
+        RemainderClass::any(LN2_FX as u128, 0),
+    )?;
+    // −x = k·L + ρ (linear)
+    let kl = add(&scale(&var(&k), fr_from_i128(LN2_FX)), &rho);
+    enforce_eq(cs.namespace(|| "reduce"), &scale(x, -Fr::ONE), &kl);
+
+    let c = exp_coefficients();
+    let off = rounding.offset(SCALE_I128) as u128;
+    let mut h = cst::<CS>(fr_from_i128(c[EXP_DEGREE]));
+    for i in (0..EXP_DEGREE).rev() {
+        let mut cs = cs.namespace(|| format!("h{i}"));
+        let prod = if i + 1 == EXP_DEGREE {
+            scale(&rho, fr_from_i128(c[EXP_DEGREE]))
+        } else {
+            var(&mul(cs.namespace(|| "h_rho"), &h, &rho)?)
+        };
+        let hi = alloc(cs.namespace(|| "val"), t.map(|t| fr_from_i128(t.h[i])))?;
+        rc.bits(cs.namespace(|| "range"), &var(&hi), 30)?;
+        let q = sub(&var(&hi), &cst::<CS>(fr_from_i128(c[i])));
+        rescale_with_q(
+            cs.namespace(|| "rescale"),
+            rc,
+            &scale(&prod, -Fr::ONE),
+            RemainderClass::any(s, off),
+            &q,
+            t.map(|t| fr_from_i128(t.rem[i])),
+        )?;
+        h = var(&hi);
+    }
+
+    // kc = min(k, 31) through the selector big = [k ≥ 31]
+    let big = alloc(
+        cs.namespace(|| "big"),
+        t.map(|t| Fr::from(u64::from(t.k >= EXP_MAX_SHIFT as i128))),
+    )?;
+    enforce_bool(cs.namespace(|| "big_bool"), &var(&big));
+    let max_shift = cst::<CS>(Fr::from(u64::from(EXP_MAX_SHIFT)));
+    let big_k = mul(
+        cs.namespace(|| "big_times"),
+        &var(&big),
+        &sub(
+            &scale(&var(&k), Fr::from(2u64)),
+            &add(&max_shift, &max_shift),
+        ),
+    )?;
+    // 30 − k + big·(2k − 62) + big = (30 − k)(1 − big) + big·(k − 31)
+    let side = add(
+        &add(
+            &sub(&sub(&max_shift, &cst::<CS>(Fr::ONE)), &var(&k)),
+            &var(&big_k),
+        ),
+        &var(&big),
+    );
+    rc.bits(cs.namespace(|| "shift_sel"), &side, k_bits)?;
+    let big_gap = mul(
+        cs.namespace(|| "big_gap"),
+        &var(&big),
+        &sub(&max_shift, &var(&k)),
+    )?;
+    let kc = add(&var(&k), &var(&big_gap));
+    let bits = range_bits(cs.namespace(|| "kc_bits"), &kc, 5)?;
+    let mut pow = add(&cst::<CS>(Fr::ONE), &scale(&var(&bits[0]), Fr::from(1u64)));
+    for (i, b) in bits.iter().enumerate().skip(1) {
+        let factor = add(
+            &cst::<CS>(Fr::ONE),
+            &scale(&var(b), Fr::from((1u64 << (1u32 << i)) - 1)),
+        );
+        pow = var(&mul(cs.namespace(|| format!("pow{i}")), &pow, &factor)?);
+    }
+
+    // value = rescale_{2^kc}(h₀)
+    let (n, d, d_bits) = match rounding {
+        Rounding::HalfUp => (
+            add(&scale(&h, Fr::from(2u64)), &pow),
+            scale(&pow, Fr::from(2u64)),
+            EXP_MAX_SHIFT + 2,
+        ),
+        Rounding::Floor => (h.clone(), pow.clone(), EXP_MAX_SHIFT + 1),
+    };
+    let rem = t.map(|t| {
+        let shift = 1i128 << t.k.clamp(0, EXP_MAX_SHIFT as i128);
+        match rounding {
+            Rounding::HalfUp => 2 * t.h[0] + shift - t.value * 2 * shift,
+            Rounding::Floor => t.h[0] - t.value * shift,
+        }
+    });
+    let (value, _) = div_rem(
+        cs.namespace(|| "shift"),
+        rc,
+        &n,
+        &d,
+        d_bits,
+        32,
+        t.map(|t| t.value),
+        rem,
+    )?;
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -269,5 +406,84 @@ mod tests {
             let (ok, which, _) = run_max(&xs, m + 1);
             assert!(!ok && which.unwrap().contains("attained"), "{xs:?}");
         }
+    }
+
+    /// A mutation of an exponential's witness.
+    type Edit = dyn Fn(&mut ExpTrace);
+
+    fn run_exp(x: i128, rounding: Rounding, edit: &Edit) -> (Outcome, Option<Fr>) {
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let xa = alloc(cs.namespace(|| "x"), Some(fr_from_i128(x))).unwrap();
+        let mut t = zkstep_core::softmax::exp_neg(x, rounding).unwrap();
+        edit(&mut t);
+        let v = exp_neg(
+            cs.namespace(|| "exp"),
+            &mut BitDecomposition,
+            &var(&xa),
+            64,
+            rounding,
+            Some(&t),
+        )
+        .unwrap();
+        (outcome(&cs), v.get_value())
+    }
+
+    #[test]
+    fn exp_agrees_with_native_and_rejects_wrong_witnesses() {
+        let xs = [
+            0i128,
+            -1,
+            -693_147_181,
+            -1_000_000_000,
+            -5_432_109_876,
+            -21_487_562_611, // k = 31: the first shift that saturates
+            -30_000_000_000,
+            -(1i128 << 62),
+        ];
+        for rounding in [Rounding::HalfUp, Rounding::Floor] {
+            for x in xs {
+                let native = zkstep_core::softmax::exp_neg(x, rounding).unwrap();
+                let ((ok, which, cost), v) = run_exp(x, rounding, &|_| {});
+                assert!(ok, "x {x}: {which:?}");
+                assert_eq!(v, Some(fr_from_i128(native.value)), "x {x}");
+                assert!(cost < 1_100, "{cost}"); // 1,049 at 64-bit x
+                let wrong: [(&str, &Edit); 4] = [
+                    ("value + 1", &|t| t.value += 1),
+                    ("value − 1", &|t| t.value -= 1),
+                    ("k + 1", &|t| {
+                        t.k += 1;
+                        t.rho -= LN2_FX;
+                    }),
+                    ("h₃ + 1", &|t| t.h[3] += 1),
+                ];
+                for (what, edit) in wrong {
+                    let ((ok, _, _), _) = run_exp(x, rounding, edit);
+                    assert!(!ok, "x {x}: {what} accepted");
+                }
+            }
+        }
+        // k one lower with ρ ≥ L: the remainder's upper bound
+        let ((ok, which, _), _) = run_exp(-5_432_109_876, Rounding::HalfUp, &|t| {
+            t.k -= 1;
+            t.rho += LN2_FX;
+        });
+        assert!(!ok && which.unwrap().contains("rho"));
+        // a positive x has no witness: −x = k·L + ρ needs a negative k
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let xa = alloc(cs.namespace(|| "x"), Some(Fr::from(5u64))).unwrap();
+        let mut t = zkstep_core::softmax::exp_neg(0, Rounding::HalfUp).unwrap();
+        t.k = -1;
+        t.rho = LN2_FX - 5;
+        exp_neg(
+            cs.namespace(|| "exp"),
+            &mut BitDecomposition,
+            &var(&xa),
+            64,
+            Rounding::HalfUp,
+            Some(&t),
+        )
+        .unwrap();
+        assert!(!cs.is_satisfied());
+        assert!(cs.which_is_unsatisfied().unwrap().contains("k_range"));
     }
 }

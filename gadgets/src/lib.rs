@@ -9,7 +9,7 @@
 //! | n-bit range check, signed range | `ValueRange::contains` | [`range`] |
 //! | rescale (two-sided remainder + quotient check) | `fixed::rescale` | [`fixed`] |
 //! | sign-pinned ReLU selector | the executor's `s = [Z ≥ 1]` | [`fixed`] |
-//! | floor square root, division by a witness divisor, maximum | `fixed::{isqrt, div_rem}`, `Iterator::max` | [`arith`] |
+//! | floor square root, division by a witness divisor, maximum, exp(x ≤ 0) | `fixed::{isqrt, div_rem}`, `Iterator::max`, `softmax::exp_neg` | [`arith`] |
 //! | Poseidon h24, packing, hash chains | `poseidon::h24`, `commit::{pack_values, chain_absorb}` | [`hash`] |
 //! | linear expressions, products, selects | field arithmetic | [`expr`] |
 //!

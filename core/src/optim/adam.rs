@@ -1,5 +1,5 @@
 //! Adam and AdamW in zkstep's fixed point: the element update and the
-//! per-step constants, exactly as docs/SEMANTICS.md §4.3 states them.
+//! per-step constants, exactly as docs/SEMANTICS.md §3 states them.
 //!
 //! PyTorch's order (`torch.optim.Adam`/`AdamW`, `foreach=False`): the step
 //! count becomes t (1 for the first update); AdamW first decays the
