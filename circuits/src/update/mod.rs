@@ -11,6 +11,7 @@
 //! Adding an optimizer: its native update in `core/src/optim/`, one gadget
 //! file here, an arm in [`RowUpdate`] and in `fold::synthesize`'s dispatch.
 
+pub mod adam;
 pub mod momentum;
 pub mod sgd;
 

@@ -123,19 +123,29 @@ pub struct AdamTrace {
     pub decay: i128,
     /// Adam: `rescale_S(λ·θ)`, added to the gradient; AdamW: 0.
     pub l2: i128,
+    /// The remainder of whichever of the two is computed.
+    pub wd_rem: i128,
     /// The gradient the moments see (g, plus the L2 term for Adam).
     pub g: i128,
     /// `m' = rescale_S(β₁·m + (S − β₁)·g)`.
     pub m: i128,
+    /// Its remainder.
+    pub m_rem: i128,
     /// `v' = rescale_{S²}(β₂·v·S + (S − β₂)·g²)`.
     pub v: i128,
+    /// Its remainder.
+    pub v_rem: i128,
     /// `⌊√(v'·S)⌋`, √v' at scale S.
     pub sqrt_v: i128,
     /// `den = rescale_S(sqrt_v·c₂) + ε` (≥ ε ≥ 1).
     pub den: i128,
+    /// The remainder of `rescale_S(sqrt_v·c₂)`.
+    pub den_rem: i128,
     /// `Δ`: `2·k₁·m' + off = Δ·(2·den) + r`, `0 ≤ r < 2·den`, off = den
     /// for half-up rounding, 0 for floor.
     pub delta: i128,
+    /// Its remainder r.
+    pub delta_rem: i128,
     /// The new parameter `θ' = θ − decay − Δ`.
     pub theta: i128,
 }
@@ -153,47 +163,54 @@ pub fn adam_element(
     let s = SCALE_I128;
     let (b1, b2) = (h.beta1_fx as i128, h.beta2_fx as i128);
     let wd = h.weight_decay_fx as i128;
-    let (decay, l2) = if h.decoupled {
+    let (decay, l2, wd_rem) = if h.decoupled {
         let lr_wd = (h.lr_fx as i128).checked_mul(wd)?;
-        (rescale(lr_wd.checked_mul(st.theta)?, s * s, rounding)?.q, 0)
+        let r = rescale(lr_wd.checked_mul(st.theta)?, s * s, rounding)?;
+        (r.q, 0, r.r)
     } else {
-        (0, rescale(wd.checked_mul(st.theta)?, s, rounding)?.q)
+        let r = rescale(wd.checked_mul(st.theta)?, s, rounding)?;
+        (0, r.q, r.r)
     };
     let g = g.checked_add(l2)?;
-    let m = rescale(
+    let mr = rescale(
         b1.checked_mul(st.m)?
             .checked_add((s - b1).checked_mul(g)?)?,
         s,
         rounding,
-    )?
-    .q;
+    )?;
     let g2 = g.checked_mul(g)?;
-    let v = rescale(
+    let vr = rescale(
         b2.checked_mul(st.v)?
             .checked_mul(s)?
             .checked_add((s - b2).checked_mul(g2)?)?,
         s * s,
         rounding,
-    )?
-    .q;
+    )?;
+    let (m, v) = (mr.q, vr.q);
     if v < 0 {
         return None; // a negative second moment is no Adam state
     }
     let sqrt_v = isqrt(u128::try_from(v.checked_mul(s)?).ok()?) as i128;
-    let den = rescale(sqrt_v.checked_mul(k.c2)?, s, rounding)?.q + h.eps_fx as i128;
+    let dr = rescale(sqrt_v.checked_mul(k.c2)?, s, rounding)?;
+    let den = dr.q + h.eps_fx as i128;
     let two_den = den.checked_mul(2)?;
     let n = k.k1.checked_mul(m)?.checked_mul(2)?;
-    let (delta, _) = div_rem(n.checked_add(rounding.offset(two_den))?, two_den)?;
+    let (delta, delta_rem) = div_rem(n.checked_add(rounding.offset(two_den))?, two_den)?;
     let theta = st.theta.checked_sub(decay)?.checked_sub(delta)?;
     Some(AdamTrace {
         decay,
         l2,
+        wd_rem,
         g,
         m,
+        m_rem: mr.r,
         v,
+        v_rem: vr.r,
         sqrt_v,
         den,
+        den_rem: dr.r,
         delta,
+        delta_rem,
         theta,
     })
 }

@@ -1,0 +1,294 @@
+//! The Adam/AdamW element update. Native twin:
+//! `zkstep_core::optim::adam::adam_element`.
+//!
+//! Per parameter, with the step's constants k₁ (= lr/bc₁) and c₂
+//! (= 1/√bc₂) given as expressions (they change with the step while the
+//! key does not, so a fold will read them from statement slots the verifier
+//! derives from t):
+//! - the decay (AdamW, by S², remainder in the class of lr·λ) or the L2 term
+//!   (Adam, by S), its quotient range-checked;
+//! - `m'` and `v'` stored (range-checked) with their rescales' remainders
+//!   checked from both sides;
+//! - `⌊√(v'·S)⌋` ([`isqrt`]), `den = rescale_S(√·c₂) + ε` (quotient
+//!   range-checked; ≥ ε ≥ 1 since both factors are ≥ 0);
+//! - `Δ` by [`div_rem`] of `2·k₁·m' + off` by `2·den`, and `θ' = θ − decay − Δ`.
+//!
+//! Not yet wired into a fold (issue 13: the spec keys, the checkpoint's
+//! moments and the statement slots come next); tested here on its own.
+
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
+use zkstep_core::fixed::{RemainderClass, Rounding, SCALE_I128};
+use zkstep_core::optim::adam::{AdamHyper, AdamTrace};
+use zkstep_core::poseidon::fr_from_i128;
+use zkstep_gadgets::arith::{div_rem, isqrt};
+use zkstep_gadgets::expr::{add, cst, enforce_eq, mul, scale, sub, var, zero, Expr, Fr};
+use zkstep_gadgets::fixed::{alloc_stored, rescale_with_q};
+use zkstep_gadgets::range::RangeCheck;
+
+/// One element's Adam witness: the state before and the native trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdamWitness {
+    /// First moment before.
+    pub m: i64,
+    /// Second moment before.
+    pub v: i64,
+    /// What the update computed.
+    pub trace: AdamTrace,
+}
+
+/// What the element gadget gives back.
+pub struct AdamOut {
+    /// The moments after, `[m', v']` (committed beside θ').
+    pub state_new: Vec<Expr>,
+    /// The moments before, `[m, v]` (committed beside θ).
+    pub state: Vec<Expr>,
+}
+
+fn f(v: i128) -> Fr {
+    fr_from_i128(v)
+}
+
+/// Constrain one parameter's Adam/AdamW update from θ to θ' (both already
+/// range-checked by the caller) given its gradient g at scale S, the step's
+/// k₁ and c₂, and stored values of `bits` signed bits.
+#[allow(clippy::too_many_arguments)]
+pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+    mut cs: CS,
+    rc: &mut R,
+    h: &AdamHyper,
+    rounding: Rounding,
+    bits: u32,
+    (k1, c2): (&Expr, &Expr),
+    (theta, theta_new, g): (&Expr, &Expr, &Expr),
+    w: Option<&AdamWitness>,
+) -> Result<AdamOut, SynthesisError> {
+    let s = SCALE_I128;
+    let su = s as u128;
+    let off = |d: i128| rounding.offset(d) as u128;
+    let tr = w.map(|w| &w.trace);
+    let m = alloc_stored(cs.namespace(|| "m"), rc, w.map(|w| w.m), bits)?;
+    let v = alloc_stored(cs.namespace(|| "v"), rc, w.map(|w| w.v), bits)?;
+
+    // weight decay: AdamW's decay of θ, or Adam's L2 term in the gradient
+    let wd = h.weight_decay_fx as i128;
+    let (decay, g_e) = if wd == 0 {
+        (zero(), g.clone())
+    } else {
+        let (c, d) = if h.decoupled {
+            (h.lr_fx as i128 * wd, s * s)
+        } else {
+            (wd, s)
+        };
+        let q_val = tr.map(|t| if h.decoupled { t.decay } else { t.l2 } as i64);
+        let q = alloc_stored(cs.namespace(|| "wd_q"), rc, q_val, bits)?;
+        rescale_with_q(
+            cs.namespace(|| "wd"),
+            rc,
+            &scale(theta, f(c)),
+            RemainderClass::new(c, d as u128, off(d)),
+            &var(&q),
+            tr.map(|t| f(t.wd_rem)),
+        )?;
+        if h.decoupled {
+            (var(&q), g.clone())
+        } else {
+            (zero(), add(g, &var(&q)))
+        }
+    };
+
+    // m' = rescale_S(β₁·m + (S − β₁)·g)
+    let (b1, b2) = (h.beta1_fx as i128, h.beta2_fx as i128);
+    let m_new = alloc_stored(cs.namespace(|| "m_new"), rc, tr.map(|t| t.m as i64), bits)?;
+    let zm = add(&scale(&var(&m), f(b1)), &scale(&g_e, f(s - b1)));
+    rescale_with_q(
+        cs.namespace(|| "m_rescale"),
+        rc,
+        &zm,
+        RemainderClass::any(su, off(s)),
+        &var(&m_new),
+        tr.map(|t| f(t.m_rem)),
+    )?;
+
+    // v' = rescale_{S²}(β₂·S·v + (S − β₂)·g²)
+    let g2 = mul(cs.namespace(|| "g_sq"), &g_e, &g_e)?;
+    let v_new = alloc_stored(cs.namespace(|| "v_new"), rc, tr.map(|t| t.v as i64), bits)?;
+    let zv = add(&scale(&var(&v), f(b2 * s)), &scale(&var(&g2), f(s - b2)));
+    rescale_with_q(
+        cs.namespace(|| "v_rescale"),
+        rc,
+        &zv,
+        RemainderClass::any(su * su, off(s * s)),
+        &var(&v_new),
+        tr.map(|t| f(t.v_rem)),
+    )?;
+
+    // ⌊√(v'·S)⌋: v'·S < 2^(bits−1)·2³⁰, and isqrt also forces v' ≥ 0
+    let root = isqrt(
+        cs.namespace(|| "sqrt"),
+        rc,
+        &scale(&var(&v_new), f(s)),
+        bits + 29,
+        tr.map(|t| t.sqrt_v as u128),
+    )?;
+
+    // den = rescale_S(root·c₂) + ε
+    let rc2 = mul(cs.namespace(|| "root_c2"), &var(&root), c2)?;
+    let den_q = alloc_stored(
+        cs.namespace(|| "den_q"),
+        rc,
+        tr.map(|t| (t.den - h.eps_fx as i128) as i64),
+        bits,
+    )?;
+    rescale_with_q(
+        cs.namespace(|| "den_rescale"),
+        rc,
+        &var(&rc2),
+        RemainderClass::any(su, off(s)),
+        &var(&den_q),
+        tr.map(|t| f(t.den_rem)),
+    )?;
+    let den = add(&var(&den_q), &cst::<CS>(f(h.eps_fx as i128)));
+    let two_den = scale(&den, Fr::from(2u64));
+
+    // Δ: 2·k₁·m' + off = Δ·(2·den) + r, off = den (half-up) or 0
+    let k1m = mul(cs.namespace(|| "k1_m"), k1, &var(&m_new))?;
+    let twice = scale(&var(&k1m), Fr::from(2u64));
+    let num = match rounding {
+        Rounding::HalfUp => add(&twice, &den),
+        Rounding::Floor => twice,
+    };
+    let (delta, _) = div_rem(
+        cs.namespace(|| "delta"),
+        rc,
+        &num,
+        &two_den,
+        bits + 1,
+        bits,
+        tr.map(|t| t.delta),
+        tr.map(|t| t.delta_rem),
+    )?;
+    enforce_eq(
+        cs.namespace(|| "theta_new"),
+        theta_new,
+        &sub(&sub(theta, &decay), &var(&delta)),
+    );
+    Ok(AdamOut {
+        state: vec![var(&m), var(&v)],
+        state_new: vec![var(&m_new), var(&v_new)],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nova_snark::frontend::test_cs::TestConstraintSystem;
+    use zkstep_core::optim::adam::{adam_element as native, AdamState, AdamStep};
+    use zkstep_gadgets::expr::alloc;
+    use zkstep_gadgets::range::BitDecomposition;
+
+    type Edit = dyn Fn(&mut AdamWitness, &mut i128);
+
+    /// Run the gadget on a native update with a mutation of its witness (and
+    /// of θ'); returns (satisfied, the failing namespace, constraints).
+    fn run(
+        h: &AdamHyper,
+        t: u64,
+        st: AdamState,
+        g: i128,
+        edit: &Edit,
+    ) -> (bool, Option<String>, usize) {
+        let k = AdamStep::at(h, t, Rounding::HalfUp).unwrap();
+        let trace = native(h, &k, Rounding::HalfUp, st, g).unwrap();
+        let mut w = AdamWitness {
+            m: st.m as i64,
+            v: st.v as i64,
+            trace,
+        };
+        let mut theta_new = trace.theta;
+        edit(&mut w, &mut theta_new);
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let mut a =
+            |name: &'static str, x: i128| var(&alloc(cs.namespace(|| name), Some(f(x))).unwrap());
+        let (k1, c2) = (a("k1", k.k1), a("c2", k.c2));
+        let (th, thn, ge) = (a("theta", st.theta), a("theta_new", theta_new), a("g", g));
+        adam_element(
+            cs.namespace(|| "adam"),
+            &mut BitDecomposition,
+            h,
+            Rounding::HalfUp,
+            64,
+            (&k1, &c2),
+            (&th, &thn, &ge),
+            Some(&w),
+        )
+        .unwrap();
+        (
+            cs.is_satisfied(),
+            cs.which_is_unsatisfied().map(String::from),
+            cs.num_constraints(),
+        )
+    }
+
+    #[test]
+    fn adam_element_agrees_with_native_and_rejects_mutations() {
+        let states = [
+            (
+                AdamState {
+                    theta: 0,
+                    m: 0,
+                    v: 0,
+                },
+                250_000_000i128,
+                1u64,
+            ),
+            (
+                AdamState {
+                    theta: -123_456_789,
+                    m: 3_000_000,
+                    v: 40_000,
+                },
+                -77_777_777,
+                5,
+            ),
+            (
+                AdamState {
+                    theta: 987_654_321,
+                    m: -12_345,
+                    v: 1,
+                },
+                0,
+                1000,
+            ),
+        ];
+        for decoupled in [false, true] {
+            let mut h = AdamHyper::pytorch_default(decoupled);
+            h.weight_decay_fx = 10_000_000;
+            for (st, g, t) in states {
+                let (ok, which, cost) = run(&h, t, st, g, &|_, _| {});
+                assert!(ok, "{st:?}: {which:?}");
+                eprintln!("adam (decoupled {decoupled}): {cost} constraints an element");
+                let wrong: [(&str, &str, &Edit); 6] = [
+                    ("θ' + 1", "theta_new", &|_, th| *th += 1),
+                    ("m' + 1", "m_rescale", &|w, _| w.trace.m += 1),
+                    ("v' + 1", "v_rescale", &|w, _| w.trace.v += 1),
+                    ("√ + 1", "sqrt", &|w, _| w.trace.sqrt_v += 1),
+                    ("Δ + 1 with θ' − 1", "delta/div", &|w, th| {
+                        w.trace.delta += 1;
+                        *th -= 1;
+                    }),
+                    ("Δ − 1, r + 2·den", "delta/r_lt_d", &|w, th| {
+                        w.trace.delta -= 1;
+                        w.trace.delta_rem += 2 * w.trace.den;
+                        *th += 1;
+                    }),
+                ];
+                for (what, place, edit) in wrong {
+                    let (ok, which, _) = run(&h, t, st, g, edit);
+                    assert!(!ok, "{st:?} decoupled {decoupled}: {what} accepted");
+                    let which = which.unwrap_or_default();
+                    assert!(which.contains(place), "{what}: failed at {which}");
+                }
+            }
+        }
+    }
+}
