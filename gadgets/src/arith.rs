@@ -486,4 +486,37 @@ mod tests {
         assert!(!cs.is_satisfied());
         assert!(cs.which_is_unsatisfied().unwrap().contains("k_range"));
     }
+
+    /// Every private variable the four gadgets allocate is pinned: bumping
+    /// any one alone breaks a constraint.
+    #[test]
+    fn no_witness_of_the_arithmetic_gadgets_is_free() {
+        use crate::testing::Rec;
+        let mut cs = Rec::default();
+        let mut input = |v: i128| var(&alloc(&mut cs, Some(fr_from_i128(v))).unwrap());
+        let (x, n, d) = (
+            input(999_999_999_999),
+            input(-123_456_789_012),
+            input(1_000_003),
+        );
+        let xs: Vec<Expr> = [5i128, -9, 5, 2].iter().map(|&v| input(v)).collect();
+        let e = input(-5_432_109_876);
+        let first = cs.aux.len();
+        let rc = &mut BitDecomposition;
+        isqrt(&mut cs, rc, &x, 40, Some(native_isqrt(999_999_999_999))).unwrap();
+        let (q, r) = native_div_rem(-123_456_789_012, 1_000_003).unwrap();
+        div_rem(&mut cs, rc, &n, &d, 32, 64, Some(q), Some(r)).unwrap();
+        max(&mut cs, rc, &xs, 64, Some(5)).unwrap();
+        for rounding in [Rounding::HalfUp, Rounding::Floor] {
+            let t = zkstep_core::softmax::exp_neg(-5_432_109_876, rounding).unwrap();
+            exp_neg(&mut cs, rc, &e, 64, rounding, Some(&t)).unwrap();
+        }
+        assert!(cs.all_hold());
+        let free = cs.free_variables(first);
+        assert!(
+            free.is_empty(),
+            "free: {free:?} of {}",
+            cs.aux.len() - first
+        );
+    }
 }

@@ -23,6 +23,7 @@ pub mod expr;
 pub mod fixed;
 pub mod hash;
 pub mod range;
+pub mod testing;
 
 pub use expr::{Expr, Fr};
 pub use nova_snark::frontend::{num::AllocatedNum, ConstraintSystem, SynthesisError};

@@ -291,4 +291,45 @@ mod tests {
             }
         }
     }
+
+    /// Every private variable of the element gadget is pinned (both variants).
+    #[test]
+    fn no_witness_of_the_adam_element_is_free() {
+        use zkstep_gadgets::testing::Rec;
+        for decoupled in [false, true] {
+            let mut h = AdamHyper::pytorch_default(decoupled);
+            h.weight_decay_fx = 10_000_000;
+            let st = AdamState {
+                theta: -123_456_789,
+                m: 3_000_000,
+                v: 40_000,
+            };
+            let k = AdamStep::at(&h, 5, Rounding::HalfUp).unwrap();
+            let trace = native(&h, &k, Rounding::HalfUp, st, -77_777_777).unwrap();
+            let w = AdamWitness {
+                m: st.m as i64,
+                v: st.v as i64,
+                trace,
+            };
+            let mut cs = Rec::default();
+            let mut a = |x: i128| var(&alloc(&mut cs, Some(f(x))).unwrap());
+            let (k1, c2) = (a(k.k1), a(k.c2));
+            let (th, thn, g) = (a(st.theta), a(trace.theta), a(-77_777_777));
+            let first = cs.aux.len();
+            adam_element(
+                &mut cs,
+                &mut BitDecomposition,
+                &h,
+                Rounding::HalfUp,
+                64,
+                (&k1, &c2),
+                (&th, &thn, &g),
+                Some(&w),
+            )
+            .unwrap();
+            assert!(cs.all_hold());
+            let free = cs.free_variables(first);
+            assert!(free.is_empty(), "decoupled {decoupled}: free {free:?}");
+        }
+    }
 }
