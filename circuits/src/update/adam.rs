@@ -186,6 +186,35 @@ mod tests {
     use zkstep_gadgets::expr::alloc;
     use zkstep_gadgets::range::BitDecomposition;
 
+    /// Inputs [`synth`] allocates before the gadget's own variables.
+    const INPUTS: usize = 5;
+
+    /// Allocate k₁, c₂, θ, θ' and g, then the element gadget with witness `w`.
+    fn synth<CS: ConstraintSystem<Fr>>(
+        cs: &mut CS,
+        h: &AdamHyper,
+        k: &AdamStep,
+        st: AdamState,
+        (g, theta_new): (i128, i128),
+        w: &AdamWitness,
+    ) {
+        let mut a =
+            |name: &'static str, x: i128| var(&alloc(cs.namespace(|| name), Some(f(x))).unwrap());
+        let (k1, c2) = (a("k1", k.k1), a("c2", k.c2));
+        let (th, thn, ge) = (a("theta", st.theta), a("theta_new", theta_new), a("g", g));
+        adam_element(
+            cs.namespace(|| "adam"),
+            &mut BitDecomposition,
+            h,
+            Rounding::HalfUp,
+            64,
+            (&k1, &c2),
+            (&th, &thn, &ge),
+            Some(w),
+        )
+        .unwrap();
+    }
+
     type Edit = dyn Fn(&mut AdamWitness, &mut i128);
 
     /// Run the gadget on a native update with a mutation of its witness (and
@@ -207,21 +236,7 @@ mod tests {
         let mut theta_new = trace.theta;
         edit(&mut w, &mut theta_new);
         let mut cs = TestConstraintSystem::<Fr>::new();
-        let mut a =
-            |name: &'static str, x: i128| var(&alloc(cs.namespace(|| name), Some(f(x))).unwrap());
-        let (k1, c2) = (a("k1", k.k1), a("c2", k.c2));
-        let (th, thn, ge) = (a("theta", st.theta), a("theta_new", theta_new), a("g", g));
-        adam_element(
-            cs.namespace(|| "adam"),
-            &mut BitDecomposition,
-            h,
-            Rounding::HalfUp,
-            64,
-            (&k1, &c2),
-            (&th, &thn, &ge),
-            Some(&w),
-        )
-        .unwrap();
+        synth(&mut cs, h, &k, st, (g, theta_new), &w);
         (
             cs.is_satisfied(),
             cs.which_is_unsatisfied().map(String::from),
@@ -312,21 +327,9 @@ mod tests {
                 trace,
             };
             let mut cs = Rec::default();
-            let mut a = |x: i128| var(&alloc(&mut cs, Some(f(x))).unwrap());
-            let (k1, c2) = (a(k.k1), a(k.c2));
-            let (th, thn, g) = (a(st.theta), a(trace.theta), a(-77_777_777));
-            let first = cs.aux.len();
-            adam_element(
-                &mut cs,
-                &mut BitDecomposition,
-                &h,
-                Rounding::HalfUp,
-                64,
-                (&k1, &c2),
-                (&th, &thn, &g),
-                Some(&w),
-            )
-            .unwrap();
+            synth(&mut cs, &h, &k, st, (-77_777_777, trace.theta), &w);
+            // the five inputs (k₁, c₂, θ, θ', g) come first
+            let first = INPUTS;
             assert!(cs.all_hold());
             let free = cs.free_variables(first);
             assert!(free.is_empty(), "decoupled {decoupled}: free {free:?}");
