@@ -30,9 +30,9 @@ pub enum CircuitError {
     /// The trace has another number of layers than the spec.
     #[error("witness: the trace does not match the spec's layers")]
     TraceLayers,
-    /// A momentum spec's checkpoints carry no velocity.
-    #[error("witness: layer {0}: the checkpoints carry no velocity")]
-    NoVelocity(usize),
+    /// The checkpoints lack the optimizer state the spec's optimizer keeps.
+    #[error("witness: layer {0}: the checkpoints carry no (or the wrong) optimizer state")]
+    NoOptimizerState(usize),
     /// The trace lacks a layer's input gradient.
     #[error("witness: layer {0} has no input gradient in the trace")]
     NoInputGradient(usize),

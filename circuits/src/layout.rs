@@ -21,8 +21,9 @@ use crate::transcript::{
 };
 use serde::{Deserialize, Serialize};
 use zkstep_core::commit::{chain_init, params_chain_init, CHUNK, PACK};
-use zkstep_core::poseidon::{h24, Fr, RATE};
-use zkstep_core::spec::{Activation, Optimizer};
+use zkstep_core::optim::adam::AdamStep;
+use zkstep_core::poseidon::{fr_from_i128, h24, Fr, RATE};
+use zkstep_core::spec::Activation;
 use zkstep_core::ModelSpec;
 
 /// Fields of a tile descriptor; the first [`DESC_NUMBERS`] are numbers, the rest flags.
@@ -113,7 +114,7 @@ pub struct Layout {
     pub x_width: usize,
     /// Fold sequence.
     pub schedule: Vec<TileDesc>,
-    /// Values per weight record (W row + b, and vW row + vb for momentum).
+    /// Values per weight record (W row + b, and a row + bias per optimizer state tensor).
     pub record_len: usize,
     /// The IVC state's slots, by owning component.
     pub slots: FoldSlots,
@@ -158,8 +159,7 @@ impl Layout {
         if segments == 0 || (segments > 1 && (!segmentable || !blocks.is_multiple_of(segments))) {
             return Err(CircuitError::Segments { segments, rows });
         }
-        let momentum = spec.optimizer.has_state();
-        let record_len = (n_max + 1) * if momentum { 2 } else { 1 };
+        let record_len = (n_max + 1) * (1 + spec.optimizer.state_names().len());
         let x_width = spec.input_width();
         let layer_folds: usize = segments
             * spec
@@ -184,7 +184,11 @@ impl Layout {
             x_width,
             schedule: vec![],
             record_len,
-            slots: crate::slots::register(spec.batch_size, segments),
+            slots: crate::slots::register(
+                spec.batch_size,
+                segments,
+                spec.optimizer.adam().is_some(),
+            ),
             schedule_digest: std::sync::OnceLock::new(),
         };
         layout.schedule = layout.make_schedule();
@@ -279,9 +283,12 @@ impl Layout {
         self.slots.registry.private()
     }
 
-    /// Whether the optimizer is momentum.
-    pub fn momentum(&self) -> bool {
-        matches!(self.spec.optimizer, Optimizer::Momentum { .. })
+    /// Adam's constants of the update that follows checkpoint `step` (None
+    /// for another optimizer, or where they are undefined, which no valid
+    /// step reaches: the executor refuses it).
+    pub fn adam_step(&self, step: u64) -> Option<AdamStep> {
+        let h = self.spec.optimizer.adam()?;
+        AdamStep::at(&h, step.checked_add(1)?, self.spec.rounding)
     }
 
     /// Highest power of ρ a fold needs (ρ^0 … ρ^{max(n_max, rows, xcols)}).
@@ -298,6 +305,8 @@ impl Layout {
         step: u64,
         ch: Challenges,
     ) -> Vec<Fr> {
+        // Adam's constants for this step (zero if undefined: no proof opens those)
+        let adam = self.adam_step(step).map_or((0, 0), |k| (k.k1, k.c2));
         self.slots
             .registry
             .slots()
@@ -311,6 +320,8 @@ impl Layout {
                     StatementField::Rho => ch.rho,
                     StatementField::Step => Fr::from(step),
                     StatementField::Gamma => ch.gamma,
+                    StatementField::AdamK1 => fr_from_i128(adam.0),
+                    StatementField::AdamC2 => fr_from_i128(adam.1),
                 },
                 Init::Chain(domain) => chain_init(domain, self.spec_digest),
                 Init::ParamsChain(after) => params_chain_init(

@@ -23,6 +23,16 @@ pub struct StatementSlots {
     pub step: usize,
 }
 
+/// Adam's per-step constants (registered for Adam specs only): public, derived
+/// by the verifier from the statement's step, read by every weight's gadget.
+#[derive(Clone, Copy, Debug)]
+pub struct AdamSlots {
+    /// k₁ = lr/bc₁.
+    pub k1: usize,
+    /// c₂ = 1/√bc₂.
+    pub c2: usize,
+}
+
 /// Owned by the descriptor component: the schedule chain.
 #[derive(Clone, Copy, Debug)]
 pub struct ScheduleSlots {
@@ -127,12 +137,15 @@ pub struct FoldSlots {
     pub links: LinkSlots,
     /// The batch input's running claims.
     pub inputs: InputSlots,
+    /// Adam's step constants (None for the other optimizers).
+    pub adam: Option<AdamSlots>,
     /// The registry (z₀ and the final checks are derived from it).
     pub registry: Registry,
 }
 
-/// Register every slot for a batch of `batch` samples and rows cut into `segments`.
-pub fn register(batch: usize, segments: usize) -> FoldSlots {
+/// Register every slot for a batch of `batch` samples and rows cut into
+/// `segments`, with Adam's step constants last when `adam`.
+pub fn register(batch: usize, segments: usize, adam: bool) -> FoldSlots {
     use zkstep_core::commit::DOMAIN_COLUMNS;
     let mut r = Registry::default();
     let statement = StatementSlots {
@@ -194,7 +207,12 @@ pub fn register(batch: usize, segments: usize) -> FoldSlots {
         x_prod: private(&mut r, "x_prod"),
         x_ar: r.add_private("x_ar", batch),
     };
+    let adam = adam.then(|| AdamSlots {
+        k1: constant(&mut r, "Adam's k1", StatementField::AdamK1),
+        c2: constant(&mut r, "Adam's c2", StatementField::AdamC2),
+    });
     FoldSlots {
+        adam,
         statement,
         schedule,
         commit,

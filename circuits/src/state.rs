@@ -46,6 +46,10 @@ pub enum StatementField {
     Step,
     /// The second challenge γ.
     Gamma,
+    /// Adam's step size k₁ = lr/bc₁ of update t = step + 1 (derived from the step).
+    AdamK1,
+    /// Adam's c₂ = 1/√bc₂ of update t = step + 1 (derived from the step).
+    AdamC2,
 }
 
 /// What the verifier requires of a slot in z_n.

@@ -19,6 +19,7 @@ use crate::transcript::{
     challenge2_from_transcript, challenge_from_transcript, transcript2_init, transcript_init,
     Challenges,
 };
+use crate::update::adam::AdamRow;
 use crate::update::momentum::MomentumRow;
 use crate::update::sgd::SgdRow;
 use crate::update::RowUpdate;
@@ -26,6 +27,7 @@ use zkstep_core::commit::{chain_absorb, commit_batch, commit_params, pack_values
 use zkstep_core::exec::{StepTrace, UpdateTrace};
 use zkstep_core::fixed::{SCALE_I128, SCALE_SQ};
 use zkstep_core::poseidon::{fr_from_i128, Fr};
+use zkstep_core::spec::Optimizer;
 use zkstep_core::{Batch, Checkpoint, Matrix};
 
 /// Everything one fold needs, by component. Cells `(i, t)` are stored at
@@ -70,10 +72,10 @@ fn padding(layout: &Layout, d: TileDesc, salt: Fr) -> TileWitness {
     let rounding = layout.spec.rounding;
     let off_s = rounding.offset(SCALE_I128) as i64;
     let off_sq = rounding.offset(SCALE_SQ) as i64;
-    let update = if layout.momentum() {
-        RowUpdate::Momentum(MomentumRow::padding(n, off_s))
-    } else {
-        RowUpdate::Sgd(SgdRow::padding(n, off_sq, off_s))
+    let update = match (layout.spec.optimizer, layout.spec.optimizer.adam()) {
+        (_, Some(h)) => RowUpdate::Adam(AdamRow::padding(n, &h, rounding)),
+        (Optimizer::Momentum { .. }, _) => RowUpdate::Momentum(MomentumRow::padding(n, off_s)),
+        _ => RowUpdate::Sgd(SgdRow::padding(n, off_sq, off_s)),
     };
     let row = RowWitness {
         w: vec![0; n],
@@ -122,19 +124,17 @@ fn fill_row(
     }
     match (&trace.backward[l].update, &mut row.update) {
         (UpdateTrace::Sgd(t), RowUpdate::Sgd(r)) => r.fill(t, j, n_in, k0, d.last_seg),
+        // rows with optimizer state are whole (k0 = 0, one segment)
         (UpdateTrace::Momentum(t), RowUpdate::Momentum(r)) => {
-            // momentum rows are whole (k0 = 0, one segment)
-            let missing = || CircuitError::NoVelocity(l + 1);
-            let (vw, vw2) = (
-                lp.vw.as_ref().ok_or_else(missing)?,
-                np.vw.as_ref().ok_or_else(missing)?,
-            );
-            let (vb, vb2) = (
-                lp.vb.as_ref().ok_or_else(missing)?,
-                np.vb.as_ref().ok_or_else(missing)?,
-            );
-            r.fill(t, j, (vw.row(j), vw2.row(j)), (vb[j], vb2[j]));
+            match (&lp.state[..], &np.state[..]) {
+                ([v], [v2]) => r.fill(t, j, (v.w.row(j), v2.w.row(j)), (v.b[j], v2.b[j])),
+                _ => return Err(CircuitError::NoOptimizerState(l + 1)),
+            }
         }
+        (UpdateTrace::Adam(t), RowUpdate::Adam(r)) => match &lp.state[..] {
+            [m, v] => r.fill(t, j, (m, v)),
+            _ => return Err(CircuitError::NoOptimizerState(l + 1)),
+        },
         _ => return Err(CircuitError::OptimizerMismatch(l + 1)),
     }
     Ok(())

@@ -20,20 +20,21 @@ fn arb_spec() -> impl Strategy<Value = (String, usize, u64)> {
         1usize..=3,
         prop::collection::vec(1usize..=5, 4),
         prop::collection::vec(any::<bool>(), 3),
-        any::<bool>(),
+        0u8..4,
         1usize..=3,
         any::<u64>(),
         any::<bool>(),
     )
-        .prop_map(|(nl, b, widths, relu, momentum, rows, seed, floor)| {
+        .prop_map(|(nl, b, widths, relu, opt, rows, seed, floor)| {
             let mut t = format!("batch_size = {b}\n");
             if floor {
                 t += "rounding = \"floor\"\n";
             }
-            t += if momentum {
-                "[optimizer]\nkind = \"momentum\"\nlr = 0.05\nmu = 0.9\n"
-            } else {
-                "[optimizer]\nlr = 0.1\n"
+            t += match opt {
+                0 => "[optimizer]\nlr = 0.1\n",
+                1 => "[optimizer]\nkind = \"momentum\"\nlr = 0.05\nmu = 0.9\n",
+                2 => "[optimizer]\nkind = \"adam\"\nlr = 0.01\nweight_decay = 0.01\n",
+                _ => "[optimizer]\nkind = \"adamw\"\n",
             };
             for l in 0..nl {
                 let act = if relu[l] { "relu" } else { "identity" };
@@ -64,22 +65,53 @@ fn momentum_with_several_tiles_per_layer() {
     let mut before = zkstep_core::Checkpoint::init(&spec, 9);
     // non-zero velocities so μ·v is exercised
     for lp in before.layers.iter_mut() {
-        if let Some(vw) = lp.vw.as_mut() {
-            for (n, v) in vw.data.iter_mut().enumerate() {
-                *v = (n as i64 % 7 - 3) * 12_345_678;
-            }
-        }
-        if let Some(vb) = lp.vb.as_mut() {
-            vb.iter_mut()
-                .enumerate()
-                .for_each(|(j, v)| *v = j as i64 * 1_000_001);
-        }
+        set_state(&mut lp.state[0], |n| (n as i64 % 7 - 3) * 12_345_678);
     }
     let c0 = case(toml, Some(1), 9);
     let c = case_from(spec, before, c0.batch.clone(), Some(1));
     let zn = run_all(&c.layout, &c.witnesses, &c.z0)
         .unwrap_or_else(|(f, e)| panic!("fold {f} unsatisfied at {e}"));
     c.layout.check_final(&c.z0, &zn).unwrap();
+}
+
+/// Fill a state tensor's weights with `f(n)` and its biases with multiples of 1_000_001.
+fn set_state(st: &mut zkstep_core::StateTensor, f: impl Fn(usize) -> i64) {
+    for (n, v) in st.w.data.iter_mut().enumerate() {
+        *v = f(n);
+    }
+    for (j, v) in st.b.iter_mut().enumerate() {
+        *v = j as i64 * 1_000_001;
+    }
+}
+
+/// Adam and AdamW, mid-run (step 6, moments non-zero), several tiles a
+/// layer: the trace satisfies every fold and the verifier's final checks,
+/// with k₁ and c₂ taken from the step; the same folds under another step's
+/// constants do not.
+#[test]
+fn adam_mid_run_with_several_tiles_per_layer() {
+    for kind in ["kind = \"adam\"\nweight_decay = 0.01", "kind = \"adamw\""] {
+        let toml = format!("batch_size = 2\n[optimizer]\n{kind}\n[[layers]]\ninputs = 5\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 3\n");
+        let spec = zkstep_core::ModelSpec::from_toml_str(&toml).unwrap();
+        let mut before = zkstep_core::Checkpoint::init(&spec, 9);
+        before.step = 6;
+        for lp in before.layers.iter_mut() {
+            set_state(&mut lp.state[0], |n| (n as i64 % 7 - 3) * 1_234_567);
+            set_state(&mut lp.state[1], |n| (n as i64 % 5) * 2_000_000);
+        }
+        let c0 = case(&toml, Some(2), 9);
+        let c = case_from(spec, before, c0.batch.clone(), Some(2));
+        let zn = run_all(&c.layout, &c.witnesses, &c.z0)
+            .unwrap_or_else(|(f, e)| panic!("{kind}: fold {f} unsatisfied at {e}"));
+        c.layout.check_final(&c.z0, &zn).unwrap();
+        // step 7's constants in z₀: the first weight's update breaks
+        let adam = c.layout.slots.adam.unwrap();
+        let k = c.layout.adam_step(7).unwrap();
+        let mut z0 = c.z0.clone();
+        z0[adam.k1] = zkstep_core::poseidon::fr_from_i128(k.k1);
+        z0[adam.c2] = zkstep_core::poseidon::fr_from_i128(k.c2);
+        assert!(run_fold(&c.layout, &c.witnesses[0], &z0).is_err(), "{kind}");
+    }
 }
 
 /// The native witness builder and the circuit absorb the same values into
@@ -91,6 +123,7 @@ fn circuit_and_witness_builder_agree_on_the_transcript() {
     for toml in [
         TWO_LAYER.to_string(),
         TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
+        TWO_LAYER.replace("lr = 0.1", "kind = \"adamw\"\nlr = 0.1"),
     ] {
         let c = case(&toml, Some(2), 11);
         let t_slot = c.layout.slots.transcript.t;

@@ -48,6 +48,19 @@ fn constraint_counts() {
     .unwrap();
     expect!["rows 1 folds 6 arity 37 constraints/fold 12168"]
         .assert_eq(&shape(&Layout::new(&mom, 1).unwrap()));
+    for (kind, want) in [
+        (
+            "kind = \"adam\"\nlr = 0.1\nweight_decay = 0.01",
+            expect!["rows 1 folds 6 arity 39 constraints/fold 15833"],
+        ),
+        (
+            "kind = \"adamw\"\nlr = 0.1",
+            expect!["rows 1 folds 6 arity 39 constraints/fold 15863"],
+        ),
+    ] {
+        let adam = ModelSpec::from_toml_str(&TWO_LAYER.replace("lr = 0.1", kind)).unwrap();
+        want.assert_eq(&shape(&Layout::new(&adam, 1).unwrap()));
+    }
     expect!["rows 11 folds 5 arity 47 constraints/fold 104589"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&demo_spec(), zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));

@@ -37,7 +37,7 @@ fn fold_of(c: &Case, layer: usize) -> usize {
 fn sgd(u: &RowUpdate) -> &SgdRow {
     match u {
         RowUpdate::Sgd(r) => r,
-        RowUpdate::Momentum(_) => panic!("an SGD case"),
+        _ => panic!("an SGD case"),
     }
 }
 

@@ -19,6 +19,8 @@ fn every_private_variable_is_constrained() {
     for toml in [
         TWO_LAYER.to_string(),
         TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
+        TWO_LAYER.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1\nweight_decay = 0.01"),
+        TWO_LAYER.replace("lr = 0.1", "kind = \"adamw\"\nlr = 0.1"),
     ] {
         let c = case(&toml, Some(2), 7);
         // a middle fold (layer 1, which has a layer above and below) and the last fold (which settles the claims about X)

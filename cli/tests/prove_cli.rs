@@ -25,11 +25,10 @@ fn run(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-#[test]
-fn three_chained_steps_prove_and_verify() {
-    let d = tempfile::tempdir().unwrap();
-    let p = |n: &str| -> String { d.path().join(n).display().to_string() };
-    std::fs::write(p("spec.toml"), SPEC).unwrap();
+/// Write `spec` and a 20-sample dataset into `d`, then `init` and `train` `steps` steps into `d/run`.
+fn trained_run(d: &std::path::Path, spec: &str, steps: u64) {
+    let p = |n: &str| -> String { d.join(n).display().to_string() };
+    std::fs::write(p("spec.toml"), spec).unwrap();
     let x: Vec<f32> = (0..40)
         .map(|i| ((i * 37) % 17) as f32 / 17.0 - 0.5)
         .collect();
@@ -62,12 +61,76 @@ fn three_chained_steps_prove_and_verify() {
             "--data",
             &p("data.safetensors"),
             "--steps",
-            "3",
+            &steps.to_string(),
             "--out-dir",
             &p("run")
         ])
         .0
     );
+}
+
+/// `init`, `train` (checkpoints with m and v), `keygen`, `prove-run` for
+/// Adam and AdamW; each proof verifies with the verifier crate against the
+/// run's statements, and the after-checkpoint's moments are committed.
+#[test]
+fn adam_and_adamw_runs_prove_and_verify() {
+    for (kind, name) in [
+        ("kind = \"adam\"\nlr = 0.01\nweight_decay = 0.01", "adam"),
+        ("kind = \"adamw\"\nlr = 0.01", "adamw"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let p = |n: &str| -> String { d.path().join(n).display().to_string() };
+        let text = SPEC.replace("lr = 0.1", kind);
+        trained_run(d.path(), &text, 2);
+        let spec = ModelSpec::from_toml_str(&text).unwrap();
+        let ck =
+            zkstep_core::format::read_checkpoint(&d.path().join("run/ckpt_2.safetensors"), &spec)
+                .unwrap();
+        assert!(
+            ck.layers[0].state[1].w.data.iter().any(|&v| v > 0),
+            "{name}: v"
+        );
+        let (ok, _, err) = run(&[
+            "keygen",
+            "--spec",
+            &p("spec.toml"),
+            "--out",
+            &p("keys"),
+            "--rows",
+            "2",
+        ]);
+        assert!(ok, "{name}: {err}");
+        let (ok, _, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys")]);
+        assert!(ok, "{name}: {err}");
+        let m: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(p("run/run.json")).unwrap()).unwrap();
+        let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
+        for (t, e) in m["steps"].as_array().unwrap().iter().enumerate() {
+            let h = |k: &str| fr_from_hex(e[k].as_str().unwrap()).unwrap();
+            let want = Statement {
+                spec_digest: spec.digest(),
+                c_before: h("c_before"),
+                c_after: h("c_after"),
+                c_batch: h("c_batch"),
+                step: t as u64,
+            };
+            let proof =
+                read_proof(&std::fs::read(p(&format!("run/proof_{t}.zkstep"))).unwrap()).unwrap();
+            verify(&vk, &proof, Some(&want)).unwrap();
+        }
+        let last = zkstep_core::commit::commit_params(&spec, &ck);
+        assert_eq!(
+            m["steps"][1]["c_after"].as_str().unwrap(),
+            zkstep_core::poseidon::fr_to_hex(&last)
+        );
+    }
+}
+
+#[test]
+fn three_chained_steps_prove_and_verify() {
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| -> String { d.path().join(n).display().to_string() };
+    trained_run(d.path(), SPEC, 3);
     let (ok, out, err) = run(&[
         "keygen",
         "--spec",

@@ -116,10 +116,13 @@ pub fn param_record_values(ckpt: &Checkpoint, l: usize, j: usize, width: usize) 
         v
     };
     let w = pad(lp.w.row(j));
-    match (&lp.vw, &lp.vb) {
-        (Some(vw), Some(vb)) => param_record(&w, &lp.b[j], &[(&pad(vw.row(j)), &vb[j])]),
-        _ => param_record(&w, &lp.b[j], &[]),
-    }
+    let rows: Vec<Vec<i64>> = lp.state.iter().map(|st| pad(st.w.row(j))).collect();
+    let state: Vec<(&[i64], &i64)> = rows
+        .iter()
+        .zip(&lp.state)
+        .map(|(r, st)| (r.as_slice(), &st.b[j]))
+        .collect();
+    param_record(&w, &lp.b[j], &state)
 }
 
 /// `Commit(θ_t)` under a spec, t = `ckpt.step` (the checkpoint must already

@@ -155,9 +155,11 @@ pub fn loss_grad(spec: &ModelSpec, out: &Matrix, y: &Matrix) -> Result<LossTrace
     })
 }
 
-/// Backward pass and update of layer `l` given `dA_l`.
+/// Backward pass and update of layer `l` given `dA_l`, in update number `t`
+/// (the step index before it plus 1).
 pub fn backward_layer(
     spec: &ModelSpec,
+    t: u64,
     l: usize,
     lp: &LayerParams,
     fwd: &ForwardTrace,
@@ -228,7 +230,7 @@ pub fn backward_layer(
     } else {
         None
     };
-    let (new, update) = crate::optim::update(&ctx, lp, &dw_acc, &db_acc)?;
+    let (new, update) = crate::optim::update(&ctx, t, lp, &dw_acc, &db_acc)?;
     Ok((
         BackwardTrace {
             dz,
@@ -262,11 +264,14 @@ pub fn step(spec: &ModelSpec, before: &Checkpoint, batch: &Batch) -> Result<Step
         forward.push(f);
     }
     let loss = loss_grad(spec, &forward[nl - 1].out, &batch.y)?;
+    let t = before.step.checked_add(1).ok_or_else(|| {
+        crate::error::CoreError::Invalid("the step index is at its maximum (2^64 − 1)".into())
+    })?;
     let mut backward: Vec<Option<BackwardTrace>> = vec![None; nl];
     let mut after_layers: Vec<Option<LayerParams>> = vec![None; nl];
     let mut da = loss.da.clone();
     for l in (0..nl).rev() {
-        let (bt, new) = backward_layer(spec, l, &before.layers[l], &forward[l], &da)?;
+        let (bt, new) = backward_layer(spec, t, l, &before.layers[l], &forward[l], &da)?;
         if let Some((m, _)) = &bt.da_prev {
             da = m.clone();
         }
@@ -279,13 +284,6 @@ pub fn step(spec: &ModelSpec, before: &Checkpoint, batch: &Batch) -> Result<Step
         forward,
         loss,
         backward,
-        after: Checkpoint {
-            step: before.step.checked_add(1).ok_or_else(|| {
-                crate::error::CoreError::Invalid(
-                    "the step index is at its maximum (2^64 − 1)".into(),
-                )
-            })?,
-            layers,
-        },
+        after: Checkpoint { step: t, layers },
     })
 }

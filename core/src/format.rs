@@ -9,7 +9,7 @@
 
 use crate::error::{CoreError, Result};
 use crate::fixed::{to_fixed, ValueRange, SCALE};
-use crate::model::{Batch, Checkpoint, LayerParams};
+use crate::model::{Batch, Checkpoint, LayerParams, StateTensor};
 use crate::poseidon::{fr_from_hex, fr_to_hex, Fr};
 use crate::spec::ModelSpec;
 use crate::tensor::Matrix;
@@ -272,9 +272,9 @@ pub fn checkpoint_tensor_names(spec: &ModelSpec) -> Vec<String> {
     for l in 1..=spec.layers.len() {
         v.push(format!("l{l}.w"));
         v.push(format!("l{l}.b"));
-        if spec.optimizer.has_state() {
-            v.push(format!("l{l}.vw"));
-            v.push(format!("l{l}.vb"));
+        for name in spec.optimizer.state_names() {
+            v.push(format!("l{l}.{name}w"));
+            v.push(format!("l{l}.{name}b"));
         }
     }
     v
@@ -292,13 +292,13 @@ pub fn checkpoint_bytes(path: &Path, spec: &ModelSpec, ckpt: &Checkpoint) -> Res
             to_bytes(&lp.w.data),
         ));
         t.push((format!("l{l}.b"), vec![lp.b.len()], to_bytes(&lp.b)));
-        if let (Some(vw), Some(vb)) = (&lp.vw, &lp.vb) {
+        for (st, name) in lp.state.iter().zip(spec.optimizer.state_names()) {
             t.push((
-                format!("l{l}.vw"),
-                vec![vw.rows, vw.cols],
-                to_bytes(&vw.data),
+                format!("l{l}.{name}w"),
+                vec![st.w.rows, st.w.cols],
+                to_bytes(&st.w.data),
             ));
-            t.push((format!("l{l}.vb"), vec![vb.len()], to_bytes(vb)));
+            t.push((format!("l{l}.{name}b"), vec![st.b.len()], to_bytes(&st.b)));
         }
     }
     serialize(path, t, base_meta(CHECKPOINT_FORMAT, spec, ckpt.step))
@@ -328,17 +328,22 @@ pub fn parse_checkpoint(path: &Path, bytes: &[u8], spec: &ModelSpec) -> Result<C
             data: f.i64_tensor(&format!("l{l}.w"), &[o, n])?,
         };
         let b = f.i64_tensor(&format!("l{l}.b"), &[o])?;
-        let (vw, vb) = if spec.optimizer.has_state() {
-            let vw = Matrix {
-                rows: o,
-                cols: n,
-                data: f.i64_tensor(&format!("l{l}.vw"), &[o, n])?,
-            };
-            (Some(vw), Some(f.i64_tensor(&format!("l{l}.vb"), &[o])?))
-        } else {
-            (None, None)
-        };
-        layers.push(LayerParams { w, b, vw, vb });
+        let state = spec
+            .optimizer
+            .state_names()
+            .iter()
+            .map(|name| {
+                Ok(StateTensor {
+                    w: Matrix {
+                        rows: o,
+                        cols: n,
+                        data: f.i64_tensor(&format!("l{l}.{name}w"), &[o, n])?,
+                    },
+                    b: f.i64_tensor(&format!("l{l}.{name}b"), &[o])?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        layers.push(LayerParams { w, b, state });
     }
     let ckpt = Checkpoint { step, layers };
     ckpt.validate(spec).map_err(|e| e.in_file(path))?;
@@ -632,7 +637,6 @@ pub fn import_checkpoint(path: &Path, spec: &ModelSpec) -> Result<(Checkpoint, Q
         } else {
             vec![0; ls.outputs]
         };
-        let m = spec.optimizer.has_state();
         layers.push(LayerParams {
             w: Matrix {
                 rows: ls.outputs,
@@ -640,8 +644,7 @@ pub fn import_checkpoint(path: &Path, spec: &ModelSpec) -> Result<(Checkpoint, Q
                 data: w,
             },
             b,
-            vw: m.then(|| Matrix::zeros(ls.outputs, ls.inputs)),
-            vb: m.then(|| vec![0; ls.outputs]),
+            state: LayerParams::zero_state(spec, ls.outputs, ls.inputs),
         });
     }
     Ok((Checkpoint { step: 0, layers }, report))

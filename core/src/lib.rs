@@ -29,7 +29,7 @@ pub mod tensor;
 pub use error::{CoreError, Result};
 pub use exec::{step, StepTrace};
 pub use fixed::{SCALE, SCALE_I128};
-pub use model::{Batch, Checkpoint, LayerParams};
+pub use model::{Batch, Checkpoint, LayerParams, StateTensor};
 pub use poseidon::Fr;
 pub use spec::ModelSpec;
 pub use tensor::Matrix;

@@ -9,6 +9,26 @@ use crate::tensor::Matrix;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
+/// One optimizer state tensor of a layer: a value per weight and per bias
+/// (momentum's velocity, Adam's first or second moment).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateTensor {
+    /// Per weight, `[outputs, inputs]`.
+    pub w: Matrix,
+    /// Per bias, `[outputs]`.
+    pub b: Vec<i64>,
+}
+
+impl StateTensor {
+    /// All zeros (the state before the first update).
+    pub fn zeros(outputs: usize, inputs: usize) -> Self {
+        StateTensor {
+            w: Matrix::zeros(outputs, inputs),
+            b: vec![0; outputs],
+        }
+    }
+}
+
 /// Parameters of one dense layer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayerParams {
@@ -16,10 +36,20 @@ pub struct LayerParams {
     pub w: Matrix,
     /// Biases, `[outputs]`.
     pub b: Vec<i64>,
-    /// Momentum velocity of the weights (momentum optimizer only).
-    pub vw: Option<Matrix>,
-    /// Momentum velocity of the biases (momentum optimizer only).
-    pub vb: Option<Vec<i64>>,
+    /// The optimizer's state tensors, in [`crate::spec::Optimizer::state_names`]
+    /// order (empty for SGD).
+    pub state: Vec<StateTensor>,
+}
+
+impl LayerParams {
+    /// Zero optimizer state for `spec`'s optimizer on a layer of this shape.
+    pub fn zero_state(spec: &ModelSpec, outputs: usize, inputs: usize) -> Vec<StateTensor> {
+        spec.optimizer
+            .state_names()
+            .iter()
+            .map(|_| StateTensor::zeros(outputs, inputs))
+            .collect()
+    }
 }
 
 /// θ_t: every layer's parameters and optimizer state, plus the step index.
@@ -91,7 +121,6 @@ impl Checkpoint {
                 self.layers.len().to_string(),
             ));
         }
-        let momentum = spec.optimizer.has_state();
         for (i, (lp, ls)) in self.layers.iter().zip(&spec.layers).enumerate() {
             let l = i + 1;
             check_matrix(format!("layer {l} W"), &lp.w, ls.outputs, ls.inputs)?;
@@ -104,34 +133,29 @@ impl Checkpoint {
             }
             check_range(spec, l, "W", &lp.w.data, ls.inputs)?;
             check_range(spec, l, "b", &lp.b, 1)?;
-            match (momentum, &lp.vw, &lp.vb) {
-                (true, Some(vw), Some(vb)) => {
-                    check_matrix(format!("layer {l} vW"), vw, ls.outputs, ls.inputs)?;
-                    if vb.len() != ls.outputs {
-                        return Err(shape_err(
-                            format!("layer {l} vb"),
-                            format!("[{}]", ls.outputs),
-                            format!("[{}]", vb.len()),
-                        ));
-                    }
-                    check_range(spec, l, "vW", &vw.data, ls.inputs)?;
-                    check_range(spec, l, "vb", vb, 1)?;
-                }
-                (true, _, _) => {
+            let names = spec.optimizer.state_names();
+            if lp.state.len() != names.len() {
+                return Err(shape_err(
+                    format!("layer {l} optimizer state"),
+                    format!(
+                        "{} tensor pair(s) for the `{}` optimizer",
+                        names.len(),
+                        spec.optimizer.kind()
+                    ),
+                    format!("{}", lp.state.len()),
+                ));
+            }
+            for (st, name) in lp.state.iter().zip(names) {
+                check_matrix(format!("layer {l} {name}W"), &st.w, ls.outputs, ls.inputs)?;
+                if st.b.len() != ls.outputs {
                     return Err(shape_err(
-                        format!("layer {l} momentum state"),
-                        "vW and vb (the spec's optimizer is momentum)".into(),
-                        "missing".into(),
-                    ))
+                        format!("layer {l} {name}b"),
+                        format!("[{}]", ls.outputs),
+                        format!("[{}]", st.b.len()),
+                    ));
                 }
-                (false, None, None) => {}
-                (false, _, _) => {
-                    return Err(shape_err(
-                        format!("layer {l} optimizer state"),
-                        "none (the spec's optimizer is sgd)".into(),
-                        "vW/vb present".into(),
-                    ))
-                }
+                check_range(spec, l, "state W", &st.w.data, ls.inputs)?;
+                check_range(spec, l, "state b", &st.b, 1)?;
             }
         }
         Ok(())
@@ -187,12 +211,10 @@ impl Checkpoint {
                     cols: ls.inputs,
                     data,
                 };
-                let momentum = spec.optimizer.has_state();
                 LayerParams {
                     w,
                     b: vec![0; ls.outputs],
-                    vw: momentum.then(|| Matrix::zeros(ls.outputs, ls.inputs)),
-                    vb: momentum.then(|| vec![0; ls.outputs]),
+                    state: LayerParams::zero_state(spec, ls.outputs, ls.inputs),
                 }
             })
             .collect();

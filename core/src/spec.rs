@@ -46,18 +46,81 @@ pub enum Optimizer {
         /// Momentum coefficient μ at scale S.
         mu_fx: i64,
     },
+    /// Adam (L2 term in the gradient) or AdamW (decoupled decay), in
+    /// PyTorch's order (docs/SEMANTICS.md §3; `crate::optim::adam`).
+    Adam {
+        /// Learning rate at scale S.
+        lr_fx: i64,
+        /// β₁ at scale S, in (0, S).
+        beta1_fx: i64,
+        /// β₂ at scale S, in (0, S).
+        beta2_fx: i64,
+        /// ε at scale S, ≥ 1.
+        eps_fx: i64,
+        /// Weight decay λ at scale S, in [0, S].
+        weight_decay_fx: i64,
+        /// AdamW (true) or Adam (false).
+        decoupled: bool,
+    },
 }
 
 impl Optimizer {
     /// Learning rate at scale S.
     pub fn lr_fx(&self) -> i64 {
         match *self {
-            Optimizer::Sgd { lr_fx } | Optimizer::Momentum { lr_fx, .. } => lr_fx,
+            Optimizer::Sgd { lr_fx }
+            | Optimizer::Momentum { lr_fx, .. }
+            | Optimizer::Adam { lr_fx, .. } => lr_fx,
         }
     }
-    /// Whether the optimizer keeps a velocity per parameter.
+    /// The state tensors the optimizer keeps per parameter, in record and
+    /// file order: `[]` (SGD), `["v"]` (momentum's velocity), `["m", "v"]`
+    /// (Adam's moments). A checkpoint stores tensor `n` of layer l as
+    /// `l{l}.{n}w` (weights) and `l{l}.{n}b` (biases).
+    pub fn state_names(&self) -> &'static [&'static str] {
+        match self {
+            Optimizer::Sgd { .. } => &[],
+            Optimizer::Momentum { .. } => &["v"],
+            Optimizer::Adam { .. } => &["m", "v"],
+        }
+    }
+    /// Whether the optimizer keeps state per parameter.
     pub fn has_state(&self) -> bool {
-        matches!(self, Optimizer::Momentum { .. })
+        !self.state_names().is_empty()
+    }
+    /// Adam's hyper-parameters (None for the other optimizers).
+    pub fn adam(&self) -> Option<crate::optim::adam::AdamHyper> {
+        match *self {
+            Optimizer::Adam {
+                lr_fx,
+                beta1_fx,
+                beta2_fx,
+                eps_fx,
+                weight_decay_fx,
+                decoupled,
+            } => Some(crate::optim::adam::AdamHyper {
+                lr_fx,
+                beta1_fx,
+                beta2_fx,
+                eps_fx,
+                weight_decay_fx,
+                decoupled,
+            }),
+            _ => None,
+        }
+    }
+    /// The name of the optimizer's kind in a spec.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Optimizer::Sgd { .. } => "sgd",
+            Optimizer::Momentum { .. } => "momentum",
+            Optimizer::Adam {
+                decoupled: false, ..
+            } => "adam",
+            Optimizer::Adam {
+                decoupled: true, ..
+            } => "adamw",
+        }
     }
 }
 
@@ -112,6 +175,14 @@ struct RawOptimizer {
     lr_fx: Option<i64>,
     mu: Option<f64>,
     mu_fx: Option<i64>,
+    beta1: Option<f64>,
+    beta1_fx: Option<i64>,
+    beta2: Option<f64>,
+    beta2_fx: Option<i64>,
+    eps: Option<f64>,
+    eps_fx: Option<i64>,
+    weight_decay: Option<f64>,
+    weight_decay_fx: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -169,48 +240,118 @@ fn fixed_param(key: &str, real: Option<f64>, exact: Option<i64>) -> Result<Optio
     }
 }
 
+/// A hyper-parameter that must lie below 1 (μ, β): the error names the key the user wrote.
+fn below_one(key: &str, real: Option<f64>, exact: Option<i64>, v: i64) -> Result<i64> {
+    if v < SCALE {
+        return Ok(v);
+    }
+    let (key, got) = match exact {
+        Some(x) => (
+            format!("optimizer.{key}_fx"),
+            format!("{x} (= {} at scale 10^9)", x as f64 / SCALE as f64),
+        ),
+        None => (
+            format!("optimizer.{key}"),
+            format!("{}", real.unwrap_or(0.0)),
+        ),
+    };
+    Err(spec_err(
+        key,
+        format!("must be below 1 (in (0, 1)), got {got}"),
+    ))
+}
+
+/// The keys only some optimizers take: (key, given, the kinds that take it).
+fn refuse_foreign_keys(ro: &RawOptimizer, kind: &str) -> Result<()> {
+    let adam = ["adam", "adamw"];
+    let keys: [(&str, bool, &[&str]); 5] = [
+        ("mu", ro.mu.is_some() || ro.mu_fx.is_some(), &["momentum"]),
+        ("beta1", ro.beta1.is_some() || ro.beta1_fx.is_some(), &adam),
+        ("beta2", ro.beta2.is_some() || ro.beta2_fx.is_some(), &adam),
+        ("eps", ro.eps.is_some() || ro.eps_fx.is_some(), &adam),
+        (
+            "weight_decay",
+            ro.weight_decay.is_some() || ro.weight_decay_fx.is_some(),
+            &adam,
+        ),
+    ];
+    for (key, given, kinds) in keys {
+        if given && !kinds.contains(&kind) {
+            return Err(spec_err(
+                format!("optimizer.{key}"),
+                format!(
+                    "the `{kind}` optimizer takes no `{key}` (only {})",
+                    kinds
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The `[optimizer]` table.
 fn parse_optimizer(ro: Option<RawOptimizer>) -> Result<Optimizer> {
     let ro = ro.ok_or_else(|| spec_err("optimizer", "missing table [optimizer]"))?;
-    let lr =
-        fixed_param("lr", ro.lr, ro.lr_fx)?.ok_or_else(|| spec_err("optimizer.lr", "missing"))?;
-    let optimizer = match ro.kind.as_deref() {
-        None | Some("sgd") => {
-            if ro.mu.is_some() || ro.mu_fx.is_some() {
-                return Err(spec_err(
-                    "optimizer.mu",
-                    "only the `momentum` optimizer takes `mu`",
-                ));
-            }
-            Optimizer::Sgd { lr_fx: lr }
-        }
-        Some("momentum") => {
+    let kind = ro.kind.clone().unwrap_or_else(|| "sgd".into());
+    if !["sgd", "momentum", "adam", "adamw"].contains(&kind.as_str()) {
+        return Err(spec_err(
+            "optimizer.kind",
+            format!("unknown optimizer `{kind}` (supported: `sgd`, `momentum`, `adam`, `adamw`)"),
+        ));
+    }
+    refuse_foreign_keys(&ro, &kind)?;
+    let lr = fixed_param("lr", ro.lr, ro.lr_fx)?;
+    let optimizer = match kind.as_str() {
+        "sgd" => Optimizer::Sgd {
+            lr_fx: lr.ok_or_else(|| spec_err("optimizer.lr", "missing"))?,
+        },
+        "momentum" => {
             let mu = fixed_param("mu", ro.mu, ro.mu_fx)?
                 .ok_or_else(|| spec_err("optimizer.mu", "missing (momentum needs mu)"))?;
             // μ ∈ (0, 1): 0 is plain SGD, and μ ≥ 1 lets the velocity grow without bound
-            if mu >= SCALE {
-                let (key, got) = match ro.mu_fx {
-                    Some(v) => (
-                        "optimizer.mu_fx",
-                        format!("{v} (= {} at scale 10^9)", v as f64 / SCALE as f64),
-                    ),
-                    None => ("optimizer.mu", format!("{}", ro.mu.unwrap_or(0.0))),
-                };
-                return Err(spec_err(
-                    key,
-                    format!("must be below 1 (μ ∈ (0, 1)), got {got}"),
-                ));
-            }
             Optimizer::Momentum {
-                lr_fx: lr,
-                mu_fx: mu,
+                lr_fx: lr.ok_or_else(|| spec_err("optimizer.lr", "missing"))?,
+                mu_fx: below_one("mu", ro.mu, ro.mu_fx, mu)?,
             }
         }
-        Some(other) => {
-            return Err(spec_err(
-                "optimizer.kind",
-                format!("unknown optimizer `{other}` (supported: `sgd`, `momentum`)"),
-            ))
+        _ => {
+            // PyTorch's defaults for whatever is not given
+            let decoupled = kind == "adamw";
+            let d = crate::optim::adam::AdamHyper::pytorch_default(decoupled);
+            let beta = |key: &str, real, exact, default| -> Result<i64> {
+                let v = fixed_param(key, real, exact)?.unwrap_or(default);
+                below_one(key, real, exact, v)
+            };
+            let beta1_fx = beta("beta1", ro.beta1, ro.beta1_fx, d.beta1_fx)?;
+            let beta2_fx = beta("beta2", ro.beta2, ro.beta2_fx, d.beta2_fx)?;
+            let eps_fx = fixed_param("eps", ro.eps, ro.eps_fx)?.unwrap_or(d.eps_fx);
+            // λ = 0 is allowed (no decay); at most 1
+            let weight_decay_fx = match (ro.weight_decay, ro.weight_decay_fx) {
+                (Some(x), None) if x == 0.0 => 0,
+                (None, Some(0)) => 0,
+                (real, exact) => match fixed_param("weight_decay", real, exact)? {
+                    Some(v) if v > SCALE => {
+                        return Err(spec_err(
+                            "optimizer.weight_decay",
+                            format!("must be at most 1, got {}", v as f64 / SCALE as f64),
+                        ))
+                    }
+                    Some(v) => v,
+                    None => d.weight_decay_fx,
+                },
+            };
+            Optimizer::Adam {
+                lr_fx: lr.unwrap_or(d.lr_fx),
+                beta1_fx,
+                beta2_fx,
+                eps_fx,
+                weight_decay_fx,
+                decoupled,
+            }
         }
     };
     Ok(optimizer)
@@ -399,6 +540,19 @@ impl ModelSpec {
             Optimizer::Momentum { lr_fx, mu_fx } => {
                 s += &format!("kind = \"momentum\"\nlr_fx = {lr_fx}\nmu_fx = {mu_fx}\n")
             }
+            Optimizer::Adam {
+                lr_fx,
+                beta1_fx,
+                beta2_fx,
+                eps_fx,
+                weight_decay_fx,
+                ..
+            } => {
+                s += &format!(
+                    "kind = \"{}\"\nlr_fx = {lr_fx}\nbeta1_fx = {beta1_fx}\nbeta2_fx = {beta2_fx}\neps_fx = {eps_fx}\nweight_decay_fx = {weight_decay_fx}\n",
+                    self.optimizer.kind()
+                )
+            }
         }
         for l in &self.layers {
             let act = match l.activation {
@@ -469,6 +623,21 @@ impl ModelSpec {
         let opt = match self.optimizer {
             Optimizer::Sgd { lr_fx } => serde_json::json!(["sgd", lr_fx]),
             Optimizer::Momentum { lr_fx, mu_fx } => serde_json::json!(["momentum", lr_fx, mu_fx]),
+            Optimizer::Adam {
+                lr_fx,
+                beta1_fx,
+                beta2_fx,
+                eps_fx,
+                weight_decay_fx,
+                ..
+            } => serde_json::json!([
+                self.optimizer.kind(),
+                lr_fx,
+                beta1_fx,
+                beta2_fx,
+                eps_fx,
+                weight_decay_fx
+            ]),
         };
         // An array, not an object: the order is the encoding and cannot drift.
         let v = serde_json::json!([
@@ -607,6 +776,65 @@ mod tests {
         assert!(e.contains("`optimizer.mu`"), "{e}");
         assert!(err_of(&mom("mu_fx = 0")).contains("optimizer.mu_fx"));
         assert!(ModelSpec::from_toml_str(&mom("mu_fx = 999999999")).is_ok());
+    }
+
+    #[test]
+    fn adam_keys_defaults_and_errors() {
+        let base = "batch_size = 4\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 3\n";
+        let with = |opt: &str| base.replace("lr = 0.1", opt);
+        // PyTorch's defaults for what is not given
+        let adam = ModelSpec::from_toml_str(&with("kind = \"adam\"")).unwrap();
+        assert_eq!(
+            adam.optimizer.adam(),
+            Some(crate::optim::adam::AdamHyper::pytorch_default(false))
+        );
+        let adamw = ModelSpec::from_toml_str(&with("kind = \"adamw\"\nlr = 0.01")).unwrap();
+        let h = adamw.optimizer.adam().unwrap();
+        assert!(h.decoupled && h.weight_decay_fx == 10_000_000 && h.lr_fx == 10_000_000);
+        assert_eq!(adamw.optimizer.state_names(), &["m", "v"]);
+        let custom = ModelSpec::from_toml_str(&with(
+            "kind = \"adam\"\nbeta1 = 0.8\nbeta2_fx = 990000000\neps = 1e-6\nweight_decay = 0",
+        ))
+        .unwrap();
+        let h = custom.optimizer.adam().unwrap();
+        assert_eq!(
+            (h.beta1_fx, h.beta2_fx, h.eps_fx, h.weight_decay_fx),
+            (800_000_000, 990_000_000, 1000, 0)
+        );
+        // round trip and distinct digests
+        for s in [&adam, &adamw, &custom] {
+            assert_eq!(&ModelSpec::from_toml_str(&s.to_toml()).unwrap(), s);
+        }
+        assert_ne!(adam.digest(), adamw.digest());
+        assert_ne!(adam.digest(), custom.digest());
+        let mut flipped = adam.clone();
+        if let Optimizer::Adam { decoupled, .. } = &mut flipped.optimizer {
+            *decoupled = true;
+        }
+        assert_ne!(adam.digest(), flipped.digest());
+        // errors name the key
+        for (opt, key) in [
+            ("kind = \"adam\"\nbeta1 = 1.0", "optimizer.beta1"),
+            (
+                "kind = \"adam\"\nbeta2_fx = 1000000000",
+                "optimizer.beta2_fx",
+            ),
+            ("kind = \"adam\"\neps = 0", "optimizer.eps"),
+            (
+                "kind = \"adamw\"\nweight_decay = 2",
+                "optimizer.weight_decay",
+            ),
+            ("kind = \"adam\"\nmu = 0.9", "optimizer.mu"),
+            ("kind = \"sgd\"\nlr = 0.1\nbeta1 = 0.9", "optimizer.beta1"),
+            (
+                "kind = \"momentum\"\nlr = 0.1\nmu = 0.9\neps = 1e-8",
+                "optimizer.eps",
+            ),
+            ("kind = \"adamax\"", "optimizer.kind"),
+        ] {
+            let e = err_of(&with(opt));
+            assert!(e.contains(key), "{opt}: {e}");
+        }
     }
 
     #[test]

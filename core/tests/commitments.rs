@@ -43,13 +43,9 @@ fn momentum_state_is_committed() {
     let ck = Checkpoint::init(&spec, 3);
     let h = commit_params(&spec, &ck);
     let mut v = ck.clone();
-    if let Some(vw) = v.layers[1].vw.as_mut() {
-        vw.data[4] = 1;
-    }
+    v.layers[1].state[0].w.data[4] = 1;
     assert_ne!(commit_params(&spec, &v), h);
     let mut v = ck.clone();
-    if let Some(vb) = v.layers[0].vb.as_mut() {
-        vb[2] = -1;
-    }
+    v.layers[0].state[0].b[2] = -1;
     assert_ne!(commit_params(&spec, &v), h);
 }

@@ -220,6 +220,47 @@ fn momentum_three_layers_prove_and_verify() {
     assert_eq!(st.c_before, commit_params(&spec, &c1));
 }
 
+/// Adam (with its L2 term) mid-run: the third step (moments non-zero, the
+/// bias corrections of t = 3) proves and verifies; the same proof does not
+/// verify as another step's, even with the commitments re-labelled, and the
+/// verifier derives k₁, c₂ from the step (a proof of step t carries t's).
+#[test]
+fn adam_mid_run_proves_and_verifies() {
+    let spec = ModelSpec::from_toml_str(&SPEC.replace(
+        "lr = 0.1",
+        "kind = \"adam\"\nlr = 0.01\nweight_decay = 0.01",
+    ))
+    .unwrap();
+    let keys = keygen(&spec, Some(2), usize::MAX, Setup::Dev).unwrap();
+    let mut c = Checkpoint::init(&spec, 6);
+    for t in 0..2 {
+        c = step(&spec, &c, &batch(&spec, 10 + t)).unwrap().after;
+    }
+    assert!(c.layers[0].state[1].w.data.iter().any(|&v| v > 0));
+    let b = batch(&spec, 12);
+    let after = step(&spec, &c, &b).unwrap().after;
+    let (p, _) = prove(&keys, &c, &after, &b, &mut |_| {}).unwrap();
+    let bytes = proof_bytes(&keys, &p).unwrap();
+    let vk = read_verifying_key(&verifying_key_bytes(&keys).unwrap()).unwrap();
+    let (st, _) = verify(&vk, &read_proof(&bytes).unwrap(), None).unwrap();
+    assert_eq!((st.step, st.c_after), (2, commit_params(&spec, &after)));
+    let relabel = |ck: &Checkpoint, step: u64| {
+        let mut ck = ck.clone();
+        ck.step = step;
+        commit_params(&spec, &ck)
+    };
+    // the next step, and a late one (whose constants have converged)
+    for t in [3u64, u64::MAX - 1] {
+        let mut forged = read_proof(&bytes).unwrap();
+        let s = &mut forged.payload.statement;
+        (s.step, s.c_before, s.c_after) = (t, relabel(&c, t), relabel(&after, t + 1));
+        assert!(
+            matches!(verify(&vk, &forged, None), Err(VerifyError::Rejected(_))),
+            "re-labelled as step {t}"
+        );
+    }
+}
+
 /// The small fold's default compression is Spartan (what [`sgd`] uses);
 /// MicroSpartan proves and verifies the same step too, and a proof of one
 /// compression is rejected under the other's key, with a message naming both.

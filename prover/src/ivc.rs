@@ -213,47 +213,30 @@ pub struct Timings {
     pub compress_s: f64,
 }
 
-/// The first place where `got` differs from the declared step's `want`.
-fn first_difference(want: &Checkpoint, got: &Checkpoint) -> Option<String> {
+/// The first place where `got` differs from the declared step's `want`
+/// (weights, biases, then each optimizer state tensor).
+fn first_difference(names: &[&str], want: &Checkpoint, got: &Checkpoint) -> Option<String> {
     for (l, (a, b)) in want.layers.iter().zip(&got.layers).enumerate() {
-        let cols = a.w.cols;
-        if let Some(n) = (0..a.w.data.len()).find(|&n| a.w.data[n] != b.w.data[n]) {
-            return Some(format!(
-                "layer {}, W[{},{}]: expected {}, got {}",
-                l + 1,
-                n / cols,
-                n % cols,
-                a.w.data[n],
-                b.w.data[n]
-            ));
+        let cols = a.w.cols.max(1);
+        let mut tensors = vec![
+            ("W".to_string(), &a.w.data, &b.w.data, Some(cols)),
+            ("b".to_string(), &a.b, &b.b, None),
+        ];
+        for ((x, y), name) in a.state.iter().zip(&b.state).zip(names) {
+            tensors.push((format!("{name}W"), &x.w.data, &y.w.data, Some(cols)));
+            tensors.push((format!("{name}b"), &x.b, &y.b, None));
         }
-        if let Some(j) = (0..a.b.len()).find(|&j| a.b[j] != b.b[j]) {
-            return Some(format!(
-                "layer {}, b[{j}]: expected {}, got {}",
-                l + 1,
-                a.b[j],
-                b.b[j]
-            ));
-        }
-        if let (Some(x), Some(y)) = (&a.vw, &b.vw) {
-            if let Some(n) = (0..x.data.len()).find(|&n| x.data[n] != y.data[n]) {
+        for (name, x, y, cols) in tensors {
+            if let Some(n) = (0..x.len().min(y.len())).find(|&n| x[n] != y[n]) {
+                let at = match cols {
+                    Some(c) => format!("{},{}", n / c, n % c),
+                    None => format!("{n}"),
+                };
                 return Some(format!(
-                    "layer {}, vW[{},{}]: expected {}, got {}",
+                    "layer {}, {name}[{at}]: expected {}, got {}",
                     l + 1,
-                    n / cols,
-                    n % cols,
-                    x.data[n],
-                    y.data[n]
-                ));
-            }
-        }
-        if let (Some(x), Some(y)) = (&a.vb, &b.vb) {
-            if let Some(j) = (0..x.len()).find(|&j| x[j] != y[j]) {
-                return Some(format!(
-                    "layer {}, vb[{j}]: expected {}, got {}",
-                    l + 1,
-                    x[j],
-                    y[j]
+                    x[n],
+                    y[n]
                 ));
             }
         }
@@ -284,7 +267,7 @@ pub fn check_step(
     batch: &Batch,
 ) -> Result<StepTrace> {
     let trace = step(spec, before, batch)?;
-    if let Some(diff) = first_difference(&trace.after, after) {
+    if let Some(diff) = first_difference(spec.optimizer.state_names(), &trace.after, after) {
         return Err(ProverError::Invalid(format!(
             "the after-checkpoint differs from the declared step at {diff}"
         )));

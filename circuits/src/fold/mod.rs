@@ -30,7 +30,7 @@ pub mod rows;
 pub(crate) mod settle;
 
 use crate::layout::Layout;
-use crate::update::{momentum::Momentum, sgd::Sgd, UpdateGadget};
+use crate::update::{adam::Adam, momentum::Momentum, sgd::Sgd, UpdateGadget};
 use crate::witness::TileWitness;
 use ctx::{Ctx, Var};
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
@@ -76,6 +76,11 @@ impl StepCircuit<Fr> for TileCircuit {
             Optimizer::Sgd { lr_fx } => synthesize(cs, &mut rc, &ctx, &Sgd { lr_fx }, w),
             Optimizer::Momentum { lr_fx, mu_fx } => {
                 synthesize(cs, &mut rc, &ctx, &Momentum { lr_fx, mu_fx }, w)
+            }
+            Optimizer::Adam { .. } => {
+                let h =
+                    (self.layout.spec.optimizer.adam()).ok_or(SynthesisError::AssignmentMissing)?;
+                synthesize(cs, &mut rc, &ctx, &Adam { h }, w)
             }
         }?;
         rc.finish(cs.namespace(|| "range"))?;

@@ -13,13 +13,19 @@
 //!   range-checked; ≥ ε ≥ 1 since both factors are ≥ 0);
 //! - `Δ` by [`div_rem`] of `2·k₁·m' + off` by `2·den`, and `θ' = θ − decay − Δ`.
 //!
-//! Not yet wired into a fold (issue 13: the spec keys, the checkpoint's
-//! moments and the statement slots come next); tested here on its own.
+//!
+//! In a fold ([`Adam`], the spec's [`UpdateGadget`]) a weight's gradient is
+//! `rescale_S(dW_acc)` (tested through F2 like momentum's) and a bias's is
+//! `db`; k₁ and c₂ are the state's Adam slots, which the verifier fills from
+//! the statement's step; m and v are committed beside θ (before and after).
 
+use super::{rescaled_gradient, BiasOut, RowUpdate, UpdateGadget, WeightOut};
+use crate::fold::ctx::Ctx;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_core::fixed::{RemainderClass, Rounding, SCALE_I128};
-use zkstep_core::optim::adam::{AdamHyper, AdamTrace};
+use zkstep_core::fixed::{RemainderClass, Rounding, SCALE_I128, SCALE_SQ};
+use zkstep_core::optim::adam::{AdamHyper, AdamLayerTrace, AdamTrace};
 use zkstep_core::poseidon::fr_from_i128;
+use zkstep_core::StateTensor;
 use zkstep_gadgets::arith::{div_rem, isqrt};
 use zkstep_gadgets::expr::{add, cst, enforce_eq, mul, scale, sub, var, zero, Expr, Fr};
 use zkstep_gadgets::fixed::{alloc_stored, rescale_with_q};
@@ -176,6 +182,194 @@ pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         state: vec![var(&m), var(&v)],
         state_new: vec![var(&m_new), var(&v_new)],
     })
+}
+
+/// One weight's (or bias's) Adam values in a fold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdamWeight {
+    /// `dW = rescale_S(dW_acc)` (unused for a bias).
+    pub dw_q: i64,
+    /// Its remainder (unused for a bias).
+    pub dw_r: i64,
+    /// The element's moments and trace.
+    pub el: AdamWitness,
+}
+
+impl AdamWeight {
+    /// What the transcript absorbs of this weight (the values F2 tests).
+    pub fn transcript(&self) -> Vec<i64> {
+        vec![self.dw_q, self.dw_r]
+    }
+}
+
+/// A row's Adam witness.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdamRow {
+    /// Per weight (n_max, padded).
+    pub weights: Vec<AdamWeight>,
+    /// The bias.
+    pub bias: AdamWeight,
+}
+
+impl AdamRow {
+    /// A padding row: θ, moments and gradient zero. Its trace is the same at
+    /// every step (m' = 0 and √v' = 0 cancel k₁ and c₂): every remainder is
+    /// its rescale's offset and the denominator is ε.
+    pub fn padding(n: usize, h: &AdamHyper, rounding: Rounding) -> Self {
+        let off = |d: i128| rounding.offset(d);
+        let den = h.eps_fx as i128;
+        let trace = AdamTrace {
+            decay: 0,
+            l2: 0,
+            wd_rem: off(if h.decoupled { SCALE_SQ } else { SCALE_I128 }),
+            g: 0,
+            m: 0,
+            m_rem: off(SCALE_I128),
+            v: 0,
+            v_rem: off(SCALE_SQ),
+            sqrt_v: 0,
+            den,
+            den_rem: off(SCALE_I128),
+            delta: 0,
+            delta_rem: off(2 * den),
+            theta: 0,
+        };
+        let w = AdamWeight {
+            dw_q: 0,
+            dw_r: off(SCALE_I128) as i64,
+            el: AdamWitness { m: 0, v: 0, trace },
+        };
+        AdamRow {
+            weights: vec![w; n],
+            bias: w,
+        }
+    }
+
+    /// Fill row j's values from the layer's trace and its moments before
+    /// (`m`, `v`: the checkpoint's state tensors).
+    pub fn fill(&mut self, t: &AdamLayerTrace, j: usize, (m, v): (&StateTensor, &StateTensor)) {
+        let n_in = m.w.cols;
+        for (k, w) in self.weights.iter_mut().enumerate().take(n_in) {
+            let e = j * n_in + k;
+            *w = AdamWeight {
+                dw_q: t.dw[e],
+                dw_r: t.dw_rem[e],
+                el: AdamWitness {
+                    m: m.w.data[e],
+                    v: v.w.data[e],
+                    trace: t.w[e],
+                },
+            };
+        }
+        self.bias.el = AdamWitness {
+            m: m.b[j],
+            v: v.b[j],
+            trace: t.b[j],
+        };
+    }
+}
+
+/// The Adam/AdamW gadget of a fold.
+pub(crate) struct Adam {
+    /// The hyper-parameters.
+    pub h: AdamHyper,
+}
+
+impl Adam {
+    /// k₁ and c₂ from the state's Adam slots.
+    fn constants(ctx: &Ctx) -> Result<(Expr, Expr), SynthesisError> {
+        let a = ctx
+            .lay
+            .slots
+            .adam
+            .ok_or(SynthesisError::AssignmentMissing)?;
+        Ok((ctx.z(a.k1), ctx.z(a.c2)))
+    }
+
+    /// One element with gradient `g`.
+    #[allow(clippy::too_many_arguments)]
+    fn element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+        &self,
+        cs: CS,
+        rc: &mut R,
+        ctx: &Ctx,
+        theta: (&Expr, &Expr),
+        g: &Expr,
+        w: Option<&AdamWeight>,
+    ) -> Result<AdamOut, SynthesisError> {
+        let (k1, c2) = Self::constants(ctx)?;
+        adam_element(
+            cs,
+            rc,
+            &self.h,
+            ctx.lay.spec.rounding,
+            ctx.bits,
+            (&k1, &c2),
+            (theta.0, theta.1, g),
+            w.map(|w| &w.el),
+        )
+    }
+}
+
+impl UpdateGadget for Adam {
+    type Row = AdamRow;
+
+    fn row(u: &RowUpdate) -> Option<&AdamRow> {
+        match u {
+            RowUpdate::Adam(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    fn weight<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+        &self,
+        mut cs: CS,
+        rc: &mut R,
+        ctx: &Ctx,
+        w: &Expr,
+        w_new: &Expr,
+        row: Option<&AdamRow>,
+        k: usize,
+    ) -> Result<WeightOut, SynthesisError> {
+        let wt = row.map(|r| &r.weights[k]);
+        let (dw_q, dw_r, grad_term) =
+            rescaled_gradient(&mut cs, rc, ctx, wt.map(|w| (w.dw_q, w.dw_r)))?;
+        let out = self.element(cs.namespace(|| "adam"), rc, ctx, (w, w_new), &dw_q, wt)?;
+        Ok(WeightOut {
+            grad_term,
+            transcript: vec![dw_q, dw_r],
+            state: out.state,
+            state_new: out.state_new,
+        })
+    }
+
+    fn bias<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+        &self,
+        mut cs: CS,
+        rc: &mut R,
+        ctx: &Ctx,
+        b: &Expr,
+        b_new: &Expr,
+        db: &Expr,
+        row: Option<&AdamRow>,
+    ) -> Result<BiasOut, SynthesisError> {
+        let out = self.element(
+            cs.namespace(|| "adam_b"),
+            rc,
+            ctx,
+            (b, b_new),
+            db,
+            row.map(|r| &r.bias),
+        )?;
+        Ok(BiasOut {
+            state: out.state,
+            state_new: out.state_new,
+        })
+    }
+
+    fn gradient_factor(&self) -> Option<Fr> {
+        None
+    }
 }
 
 #[cfg(test)]

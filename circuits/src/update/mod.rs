@@ -16,8 +16,10 @@ pub mod momentum;
 pub mod sgd;
 
 use crate::fold::ctx::Ctx;
+use ff::PrimeField;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{Expr, Fr};
+use zkstep_gadgets::expr::{add, cst, scale, sub, var, Expr, Fr};
+use zkstep_gadgets::fixed::{alloc_remainder, alloc_stored};
 use zkstep_gadgets::range::RangeCheck;
 
 /// One row's optimizer witness (every weight of the row and its bias).
@@ -27,6 +29,8 @@ pub enum RowUpdate {
     Sgd(sgd::SgdRow),
     /// SGD with momentum.
     Momentum(momentum::MomentumRow),
+    /// Adam or AdamW.
+    Adam(adam::AdamRow),
 }
 
 impl RowUpdate {
@@ -36,6 +40,7 @@ impl RowUpdate {
         match self {
             RowUpdate::Sgd(r) => r.weights.iter().flat_map(|w| w.transcript()).collect(),
             RowUpdate::Momentum(r) => r.weights.iter().flat_map(|w| w.transcript()).collect(),
+            RowUpdate::Adam(r) => r.weights.iter().flat_map(|w| w.transcript()).collect(),
         }
     }
 }
@@ -97,4 +102,24 @@ pub(crate) trait UpdateGadget {
     /// The factor of F2's right side (SGD: lr, since its term is the fused
     /// update; None: 1).
     fn gradient_factor(&self) -> Option<Fr>;
+}
+
+/// A weight's gradient `dW = rescale_S(dW_acc)`, for the optimizers that
+/// see the rescaled gradient (momentum, Adam): the quotient stored, the
+/// remainder checked from both sides, and F2's term `S·dW + r − off`, so
+/// that F2 with factor 1 tests `S·dW + r − off = dW_acc`.
+/// Returns (dW, its remainder, the term).
+pub(crate) fn rescaled_gradient<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+    cs: &mut CS,
+    rc: &mut R,
+    ctx: &Ctx,
+    w: Option<(i64, i64)>,
+) -> Result<(Expr, Expr, Expr), SynthesisError> {
+    let dw_q = alloc_stored(cs.namespace(|| "dw_q"), rc, w.map(|w| w.0), ctx.bits)?;
+    let dw_r = alloc_remainder(cs.namespace(|| "dw_r"), rc, w.map(|w| w.1), ctx.any_by_s())?;
+    let term = sub(
+        &add(&scale(&var(&dw_q), Fr::from_u128(ctx.s)), &dw_r),
+        &cst::<CS>(Fr::from_u128(ctx.off_s)),
+    );
+    Ok((var(&dw_q), dw_r, term))
 }

@@ -6,14 +6,13 @@
 //! (local), `W − W′ = rescale_S(lr·v′)` (local; quotient W − W′). The
 //! velocity is committed beside W. Bias: the same with `db` in place of dW.
 
-use super::{BiasOut, RowUpdate, UpdateGadget, WeightOut};
+use super::{rescaled_gradient, BiasOut, RowUpdate, UpdateGadget, WeightOut};
 use crate::fold::ctx::Ctx;
-use ff::PrimeField;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_core::optim::MomentumTrace;
 use zkstep_core::poseidon::fr_from_i128;
-use zkstep_gadgets::expr::{add, cst, enforce_eq, scale, sub, var, Expr, Fr};
-use zkstep_gadgets::fixed::{alloc_remainder, alloc_stored, rescale_with_q};
+use zkstep_gadgets::expr::{add, enforce_eq, scale, sub, var, Expr, Fr};
+use zkstep_gadgets::fixed::{alloc_stored, rescale_with_q};
 use zkstep_gadgets::range::RangeCheck;
 
 /// One weight's (or bias's) momentum values.
@@ -162,7 +161,7 @@ impl UpdateGadget for Momentum {
     fn row(u: &RowUpdate) -> Option<&MomentumRow> {
         match u {
             RowUpdate::Momentum(r) => Some(r),
-            RowUpdate::Sgd(_) => None,
+            _ => None,
         }
     }
 
@@ -177,28 +176,18 @@ impl UpdateGadget for Momentum {
         k: usize,
     ) -> Result<WeightOut, SynthesisError> {
         let wt = row.map(|r| &r.weights[k]);
-        let dw_q = alloc_stored(cs.namespace(|| "dw_q"), rc, wt.map(|w| w.dw_q), ctx.bits)?;
-        let dw_r = alloc_remainder(
-            cs.namespace(|| "dw_r"),
-            rc,
-            wt.map(|w| w.dw_r),
-            ctx.any_by_s(),
-        )?;
+        let (dw_q, dw_r, grad_term) =
+            rescaled_gradient(&mut cs, rc, ctx, wt.map(|w| (w.dw_q, w.dw_r)))?;
         let mut vals = self.velocity(
             &mut cs,
             rc,
             ctx,
             ["v", "v_new", "mv_q", "mu_v", "v_new=mv+dw", "lr_v"],
             wt,
-            &var(&dw_q),
+            &dw_q,
             &sub(w, w_new),
         )?;
-        vals.dw_r = dw_r.clone();
-        // S·dW + r − off = dW_acc (tested by F2)
-        let grad_term = sub(
-            &add(&scale(&var(&dw_q), Fr::from_u128(ctx.s)), &dw_r),
-            &cst::<CS>(Fr::from_u128(ctx.off_s)),
-        );
+        vals.dw_r = dw_r;
         Ok(WeightOut {
             grad_term,
             transcript: vals.transcript(),

@@ -75,7 +75,7 @@ impl UpdateGadget for Sgd {
     fn row(u: &RowUpdate) -> Option<&SgdRow> {
         match u {
             RowUpdate::Sgd(r) => Some(r),
-            RowUpdate::Momentum(_) => None,
+            _ => None,
         }
     }
 

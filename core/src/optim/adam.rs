@@ -14,10 +14,14 @@
 //! (`β_iᵗ`, `lr/bc₁`, `1/√bc₂`) are computed from t by the same rescales,
 //! so a verifier recomputes them from the step index alone.
 //!
-//! This module is the semantics' reference; the spec parser, the executor
-//! and the circuit gadget that use it come with the rest of issue 13.
+//! A layer's update ([`update`]) feeds each weight the gradient
+//! `g = rescale_S(dW_acc)` (like momentum) and each bias `g = db_acc`, with
+//! the update number t = (the checkpoint's step) + 1.
 
+use crate::checked::Ctx;
+use crate::error::{CoreError, Result};
 use crate::fixed::{div_rem, isqrt, rescale, Rounding, SCALE_I128};
+use crate::model::{LayerParams, StateTensor};
 
 /// Adam's hyper-parameters at scale S.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,8 +88,14 @@ impl AdamStep {
         }
         let (mut pow1, mut pow2) = (s, s);
         for _ in 0..t {
-            pow1 = rescale(pow1 * h.beta1_fx as i128, s, rounding)?.q;
-            pow2 = rescale(pow2 * h.beta2_fx as i128, s, rounding)?.q;
+            let p1 = rescale(pow1 * h.beta1_fx as i128, s, rounding)?.q;
+            let p2 = rescale(pow2 * h.beta2_fx as i128, s, rounding)?.q;
+            if (p1, p2) == (pow1, pow2) {
+                // a fixed point of both recurrences: every later power is
+                // the same, so a large t costs no more than this
+                break;
+            }
+            (pow1, pow2) = (p1, p2);
         }
         // β < 1 keeps every power ≤ β·S < S, so each bias correction is ≥ 1
         let (bc1, bc2) = (s - pow1, s - pow2);
@@ -213,6 +223,116 @@ pub fn adam_element(
         delta_rem,
         theta,
     })
+}
+
+/// What the Adam update of one layer computed.
+#[derive(Clone, Debug)]
+pub struct AdamLayerTrace {
+    /// The step's constants.
+    pub step: AdamStep,
+    /// The weights' gradients `rescale_S(dW_acc)`, `[outputs, inputs]`.
+    pub dw: Vec<i64>,
+    /// Their remainders.
+    pub dw_rem: Vec<i64>,
+    /// Per weight.
+    pub w: Vec<AdamTrace>,
+    /// Per bias (gradient `db_acc`).
+    pub b: Vec<AdamTrace>,
+}
+
+/// One element, with every stored result in the declared range.
+fn element(
+    ctx: &Ctx,
+    h: &AdamHyper,
+    k: &AdamStep,
+    st: AdamState,
+    g: i128,
+    (name, i, j): (&'static str, usize, usize),
+) -> Result<AdamTrace> {
+    let tr = adam_element(h, k, ctx.spec.rounding, st, g).ok_or_else(|| ctx.over(name, i, j))?;
+    let wd = if h.decoupled { tr.decay } else { tr.l2 };
+    for (v, what) in [
+        (tr.theta, name),
+        (tr.m, "m'"),
+        (tr.v, "v'"),
+        (wd, "weight decay"),
+        (tr.den - h.eps_fx as i128, "Adam denominator"),
+        (tr.delta, "Adam step"),
+    ] {
+        ctx.fit(v, what, i, j)?;
+    }
+    Ok(tr)
+}
+
+/// One Adam/AdamW update of a layer, the update number t ≥ 1.
+pub(crate) fn update(
+    ctx: &Ctx,
+    h: &AdamHyper,
+    t: u64,
+    lp: &LayerParams,
+    dw_acc: &[i128],
+    db_acc: &[i128],
+) -> Result<(LayerParams, AdamLayerTrace)> {
+    let k = AdamStep::at(h, t, ctx.spec.rounding).ok_or_else(|| {
+        CoreError::Invalid(format!(
+            "Adam's step constants are undefined at update {t} (β must lie in (0, 1), ε ≥ 10⁻⁹)"
+        ))
+    })?;
+    let (m, v) = match lp.state.as_slice() {
+        [m, v] => (m, v),
+        _ => {
+            return Err(CoreError::Invalid(format!(
+                "layer {}: the Adam optimizer needs m and v in the checkpoint",
+                ctx.layer
+            )))
+        }
+    };
+    let n_in = lp.w.cols.max(1);
+    let mut new = lp.clone();
+    let n = dw_acc.len();
+    let (mut dw, mut dw_rem, mut w) = (vec![0; n], vec![0; n], Vec::with_capacity(n));
+    for e in 0..n {
+        let (j, c) = (e / n_in, e % n_in);
+        (dw[e], dw_rem[e]) = ctx.rescale_fit(dw_acc[e], "dW", j, c)?;
+        let st = AdamState {
+            theta: lp.w.data[e] as i128,
+            m: m.w.data[e] as i128,
+            v: v.w.data[e] as i128,
+        };
+        w.push(element(ctx, h, &k, st, dw[e] as i128, ("W'", j, c))?);
+    }
+    let mut b = Vec::with_capacity(db_acc.len());
+    for (j, &g) in db_acc.iter().enumerate() {
+        let st = AdamState {
+            theta: lp.b[j] as i128,
+            m: m.b[j] as i128,
+            v: v.b[j] as i128,
+        };
+        b.push(element(ctx, h, &k, st, g, ("b'", j, 0))?);
+    }
+    // every value was range-checked by `element`
+    let fit = |x: i128| x as i64;
+    new.w.data = w.iter().map(|e| fit(e.theta)).collect();
+    new.b = b.iter().map(|e| fit(e.theta)).collect();
+    let moment = |f: fn(&AdamTrace) -> i128| StateTensor {
+        w: crate::tensor::Matrix {
+            rows: lp.w.rows,
+            cols: lp.w.cols,
+            data: w.iter().map(|e| fit(f(e))).collect(),
+        },
+        b: b.iter().map(|e| fit(f(e))).collect(),
+    };
+    new.state = vec![moment(|e| e.m), moment(|e| e.v)];
+    Ok((
+        new,
+        AdamLayerTrace {
+            step: k,
+            dw,
+            dw_rem,
+            w,
+            b,
+        },
+    ))
 }
 
 #[cfg(test)]

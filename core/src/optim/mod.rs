@@ -27,11 +27,15 @@ pub enum UpdateTrace {
     Sgd(SgdTrace),
     /// SGD with momentum.
     Momentum(MomentumTrace),
+    /// Adam or AdamW.
+    Adam(adam::AdamLayerTrace),
 }
 
-/// Apply the spec's optimizer to layer `ctx.layer` (1-based).
+/// Apply the spec's optimizer to layer `ctx.layer` (1-based) in update
+/// number `t` (the step before it plus 1; Adam's constants depend on it).
 pub(crate) fn update(
     ctx: &Ctx,
+    t: u64,
     lp: &LayerParams,
     dw_acc: &[i128],
     db_acc: &[i128],
@@ -44,6 +48,13 @@ pub(crate) fn update(
         Optimizer::Momentum { lr_fx, mu_fx } => {
             let (p, t) = momentum::update(ctx, lr_fx, mu_fx, lp, dw_acc, db_acc)?;
             Ok((p, UpdateTrace::Momentum(t)))
+        }
+        Optimizer::Adam { .. } => {
+            let h = ctx.spec.optimizer.adam().ok_or_else(|| {
+                crate::error::CoreError::Invalid("the Adam arm has Adam's parameters".into())
+            })?;
+            let (p, tr) = adam::update(ctx, &h, t, lp, dw_acc, db_acc)?;
+            Ok((p, UpdateTrace::Adam(tr)))
         }
     }
 }

@@ -43,8 +43,8 @@ pub(crate) fn update(
     db_acc: &[i128],
 ) -> Result<(LayerParams, MomentumTrace)> {
     let (lr, mu) = (lr_fx as i128, mu_fx as i128);
-    let (vw, vb) = match (&lp.vw, &lp.vb) {
-        (Some(vw), Some(vb)) => (vw, vb),
+    let (vw, vb) = match lp.state.as_slice() {
+        [v] => (&v.w, &v.b),
         _ => {
             return Err(CoreError::Invalid(format!(
                 "layer {}: the momentum optimizer needs vW and vb in the checkpoint",
@@ -87,8 +87,10 @@ pub(crate) fn update(
         b_delta[j] = r.q;
         b_rem[j] = r.r as i64;
     }
-    new.vw = Some(new_vw);
-    new.vb = Some(new_vb);
+    new.state = vec![crate::model::StateTensor {
+        w: new_vw,
+        b: new_vb,
+    }];
     Ok((
         new,
         MomentumTrace {
