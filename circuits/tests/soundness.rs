@@ -398,3 +398,39 @@ fn segments_of_a_row_are_checked_together() {
         assert!(c.layout.check_final(&c.z0, &zn).is_err());
     }
 }
+
+/// Adam's fold: θ′ or b′ off by one, a moment after off by one, the
+/// gradient the moments see off by one, and a moment before that is not
+/// the trace's.
+#[test]
+fn adam_mutations_are_rejected_in_the_fold() {
+    use zkstep_circuits::update::adam::AdamRow;
+    fn adam(u: &mut RowUpdate) -> &mut AdamRow {
+        match u {
+            RowUpdate::Adam(r) => r,
+            _ => panic!("an Adam case"),
+        }
+    }
+    let c = case(
+        &TWO_LAYER.replace("lr = 0.1", "kind = \"adamw\"\nlr = 0.1"),
+        Some(2),
+        3,
+    );
+    let f = fold_of(&c, 1);
+    rejects(&c, f, "adam/theta_new", |w| w.rows[0].w_new[1] += 1);
+    rejects(&c, f, "adam_b/theta_new", |w| w.rows[1].b_new -= 1);
+    rejects(&c, f, "adam/m_rescale", |w| {
+        adam(&mut w.rows[0].update).weights[0].el.trace.m += 1
+    });
+    rejects(&c, f, "adam/v_rescale", |w| {
+        adam(&mut w.rows[0].update).weights[0].el.trace.v += 1
+    });
+    // (the moments see it first; F2 stands behind them)
+    rejects(&c, f, "row0/k2/adam/m_rescale", |w| {
+        adam(&mut w.rows[0].update).weights[2].dw_q += 1
+    });
+    // a moment before that is not the trace's: m′ no longer follows
+    rejects(&c, f, "adam/m_rescale", |w| {
+        adam(&mut w.rows[0].update).weights[0].el.m += 1
+    });
+}

@@ -84,6 +84,12 @@ pub struct ImportArgs {
     /// Float safetensors file: tensors `l1.w`, `l1.b`, … or PyTorch's `<prefix>.weight`, `<prefix>.bias`.
     #[arg(long = "in")]
     pub input: PathBuf,
+    /// PyTorch optimizer state flattened to safetensors: `state.{i}.exp_avg`,
+    /// `state.{i}.exp_avg_sq`, `state.{i}.step` (Adam/AdamW) or
+    /// `state.{i}.momentum_buffer` (momentum), i the parameter's index in
+    /// `model.parameters()`. Without it the state starts at zero, step 0.
+    #[arg(long)]
+    pub optimizer_state: Option<PathBuf>,
     /// Output file and flags.
     #[command(flatten)]
     pub out: OutFile,

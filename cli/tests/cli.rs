@@ -423,6 +423,117 @@ fn pytorch_import_quantises_with_a_report() {
     assert_eq!(ck.layers[0].w.at(0, 1), -200_000_003); // f32(-0.2) = -0.200000003
 }
 
+/// A safetensors file of f32 tensors.
+fn write_f32(path: &std::path::Path, tensors: &[(String, Vec<usize>, Vec<f32>)]) {
+    use safetensors::tensor::{Dtype, TensorView};
+    let bytes: Vec<Vec<u8>> = tensors
+        .iter()
+        .map(|(_, _, v)| v.iter().flat_map(|x| x.to_le_bytes()).collect())
+        .collect();
+    let views: Vec<(String, TensorView)> = tensors
+        .iter()
+        .zip(&bytes)
+        .map(|((n, s, _), b)| {
+            (
+                n.clone(),
+                TensorView::new(Dtype::F32, s.clone(), b).unwrap(),
+            )
+        })
+        .collect();
+    std::fs::write(path, safetensors::serialize(views, None).unwrap()).unwrap();
+}
+
+/// `zkstep import --optimizer-state`: PyTorch's Adam state (exp_avg,
+/// exp_avg_sq, step per parameter index) becomes the checkpoint's m, v and
+/// step; a missing tensor, unequal steps and a negative second moment are
+/// errors naming the file and the tensor.
+#[test]
+fn pytorch_adam_state_imports_with_its_step() {
+    let f = Fx::new();
+    std::fs::write(
+        f.p("adam.toml"),
+        SPEC.replace("lr = 0.1", "kind = \"adam\""),
+    )
+    .unwrap();
+    let shapes = [vec![4, 2], vec![4], vec![1, 4], vec![1]];
+    let params: Vec<(String, Vec<usize>, Vec<f32>)> = ["0.weight", "0.bias", "2.weight", "2.bias"]
+        .iter()
+        .zip(&shapes)
+        .map(|(n, s)| {
+            (
+                format!("net.{n}"),
+                s.clone(),
+                vec![0.25; s.iter().product()],
+            )
+        })
+        .collect();
+    write_f32(&f.p("model.safetensors"), &params);
+    let state = |step2: f32, sq: f32| -> Vec<(String, Vec<usize>, Vec<f32>)> {
+        let mut t = vec![];
+        for (i, s) in shapes.iter().enumerate() {
+            let n: usize = s.iter().product();
+            t.push((format!("state.{i}.exp_avg"), s.clone(), vec![-0.125; n]));
+            t.push((format!("state.{i}.exp_avg_sq"), s.clone(), vec![sq; n]));
+            let step = if i == 2 { step2 } else { 7.0 };
+            t.push((format!("state.{i}.step"), vec![], vec![step]));
+        }
+        t
+    };
+    write_f32(&f.p("opt.safetensors"), &state(7.0, 0.0625));
+    let import = |opt: &str, out: &str| {
+        vec![
+            "import".to_string(),
+            "--spec".into(),
+            f.s("adam.toml"),
+            "--in".into(),
+            f.s("model.safetensors"),
+            "--optimizer-state".into(),
+            f.s(opt),
+            "--out".into(),
+            f.s(out),
+            "--json".into(),
+        ]
+    };
+    let args = import("opt.safetensors", "imp.safetensors");
+    let out = ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["step"], 7);
+    let spec = ModelSpec::from_toml_str(&SPEC.replace("lr = 0.1", "kind = \"adam\"")).unwrap();
+    let ck = zkstep_core::format::read_checkpoint(&f.p("imp.safetensors"), &spec).unwrap();
+    assert_eq!(ck.step, 7);
+    assert_eq!(ck.layers[1].state[0].w.at(0, 3), -125_000_000);
+    assert_eq!(ck.layers[0].state[1].b[2], 62_500_000);
+    // the imported checkpoint trains on (the next step is update 8)
+    assert!(zkstep_core::step(
+        &spec,
+        &ck,
+        &zkstep_core::Batch {
+            x: zkstep_core::Matrix::zeros(4, 2),
+            y: zkstep_core::Matrix::zeros(4, 1),
+            salt: zkstep_core::Fr::from(1u64),
+        }
+    )
+    .is_ok());
+    for (file, tensors, want) in [
+        ("steps.safetensors", state(6.0, 0.0625), "state.2.step"),
+        ("neg.safetensors", state(7.0, -1.0), "never negative"),
+        (
+            "missing.safetensors",
+            state(7.0, 0.0)
+                .into_iter()
+                .filter(|t| t.0 != "state.3.exp_avg")
+                .collect(),
+            "missing tensor `state.3.exp_avg`",
+        ),
+    ] {
+        write_f32(&f.p(file), &tensors);
+        let args = import(file, "bad.safetensors");
+        let e = fails(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(e.contains(file) && e.contains(want), "{e}");
+        assert!(!f.p("bad.safetensors").exists());
+    }
+}
+
 #[test]
 fn missing_file_is_named() {
     let f = Fx::new();

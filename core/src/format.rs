@@ -421,7 +421,8 @@ pub struct QuantReport {
 }
 
 impl QuantReport {
-    fn merge(&mut self, other: QuantReport) {
+    /// Fold another tensor's report into this one.
+    pub fn merge(&mut self, other: QuantReport) {
         let total = self.count + other.count;
         if total > 0 {
             self.mean_abs_err = (self.mean_abs_err * self.count as f64

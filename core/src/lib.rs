@@ -25,6 +25,7 @@ pub mod poseidon;
 pub mod softmax;
 pub mod spec;
 pub mod tensor;
+pub mod torch_state;
 
 pub use error::{CoreError, Result};
 pub use exec::{step, StepTrace};

@@ -15,18 +15,22 @@ pub fn run(a: ImportArgs) -> Result<()> {
     let OutFile { out, force, json } = a.out;
     let s = ModelSpec::from_file(&a.spec)?;
     refuse_existing(&out, force)?;
-    let (ck, rep) = format::import_checkpoint(&a.input, &s)?;
+    let (mut ck, mut rep) = format::import_checkpoint(&a.input, &s)?;
+    if let Some(st) = &a.optimizer_state {
+        zkstep_core::torch_state::import_optimizer_state(st, &s, &mut ck, &mut rep)?;
+    }
     format::write_checkpoint(&out, &s, &ck)?;
     let c = fr_to_hex(&commit_params(&s, &ck));
     if json {
-        print_json(&json!({"file": out, "quantisation": rep, "commitment": c}));
+        print_json(&json!({"file": out, "quantisation": rep, "commitment": c, "step": ck.step}));
     } else {
         crate::outln!(
-            "quantised {} values at scale 10^9: max |error| {:.3e}, mean |error| {:.3e}\nwrote {}\ncommitment {c}",
+            "quantised {} values at scale 10^9: max |error| {:.3e}, mean |error| {:.3e}\nwrote {} (step {})\ncommitment {c}",
             rep.count,
             rep.max_abs_err,
             rep.mean_abs_err,
-            out.display()
+            out.display(),
+            ck.step
         );
     }
     Ok(())
