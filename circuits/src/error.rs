@@ -24,12 +24,23 @@ pub enum CircuitError {
         /// Rows per tile asked for.
         rows: usize,
     },
+    /// Cross-entropy needs the top layer in one tile.
+    #[error("layout: {rows} rows a tile, but cross_entropy needs the top layer's {need} outputs in one tile (use --rows {need} or more)")]
+    TooFewRows {
+        /// Rows per tile asked for.
+        rows: usize,
+        /// The top layer's outputs.
+        need: usize,
+    },
     /// The fold's circuit does not synthesise.
     #[error("layout: the fold's circuit cannot be synthesised: {0}")]
     Synthesis(String),
     /// The trace has another number of layers than the spec.
     #[error("witness: the trace does not match the spec's layers")]
     TraceLayers,
+    /// A softmax of a tile's activations overflowed (no valid step does).
+    #[error("witness: layer {0}, sample {1}: the softmax of the tile's activations overflows")]
+    Softmax(usize, usize),
     /// The checkpoints lack the optimizer state the spec's optimizer keeps.
     #[error("witness: layer {0}: the checkpoints carry no (or the wrong) optimizer state")]
     NoOptimizerState(usize),

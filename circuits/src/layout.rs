@@ -151,6 +151,10 @@ impl Layout {
         if rows == 0 {
             return Err(CircuitError::ZeroRows);
         }
+        let need = spec.min_tile_rows();
+        if rows < need {
+            return Err(CircuitError::TooFewRows { rows, need });
+        }
         let n_max = spec.record_width();
         let blocks = n_max / zkstep_core::spec::RECORD_BLOCK;
         let segmentable = spec.max_inputs() > zkstep_core::spec::SEGMENT_MIN_WIDTH

@@ -109,11 +109,14 @@ pub fn fit_within(
         let st = shape_stats(l)?;
         Ok(st.constraints <= budget && padded_size(&st) <= max_padded)
     };
-    let one = Layout::new(spec, 1)?;
-    if !within(&one)? {
+    // the fewest rows a tile may hold (cross-entropy: the top layer's outputs)
+    let least = spec.min_tile_rows();
+    let one = Layout::new(spec, least)?;
+    let one_fits = within(&one)?;
+    if !one_fits {
         // a row over the bounds: cut it into the fewest segments that fit
         let blocks = one.n_max / zkstep_core::spec::RECORD_BLOCK;
-        for segments in (2..=blocks).filter(|s| blocks.is_multiple_of(*s)) {
+        for segments in (2..=blocks).filter(|s| least == 1 && blocks.is_multiple_of(*s)) {
             match Layout::with_segments(spec, 1, segments) {
                 Ok(l) if within(&l)? => return Ok(l),
                 Ok(_) => {}
@@ -128,7 +131,7 @@ pub fn fit_within(
     }
     let widest = one.widest_layer();
     let fits = |r: usize| -> Result<bool, CircuitError> { within(&Layout::new(spec, r)?) };
-    let (mut lo, mut hi) = (1, 2);
+    let (mut lo, mut hi) = (least, 2 * least);
     while hi <= widest && fits(hi)? {
         lo = hi;
         hi *= 2;
@@ -142,7 +145,7 @@ pub fn fit_within(
             hi = mid;
         }
     }
-    if lo == 1 {
+    if lo == least {
         Ok(one)
     } else {
         Layout::new(spec, lo)
@@ -234,14 +237,14 @@ pub fn fit_fastest_with(
         _ => MAX_PADDED,
     };
     let mut best = fit_within(spec, budget, max_padded)?;
-    if best.rows == 1 {
+    if best.rows == spec.min_tile_rows() {
         return Ok(best);
     }
     // fewer rows make a smaller fold (within every bound the largest met):
     // halve down to one row, so one unit a fold is always a candidate
     let mut best_s = estimated_prove_s_with(&best, compression)?;
     let mut rows = best.rows / 2;
-    while rows >= 1 {
+    while rows >= spec.min_tile_rows() {
         let l = Layout::new(spec, rows)?;
         let t = estimated_prove_s_with(&l, compression)?;
         if t < best_s {

@@ -27,7 +27,8 @@ use zkstep_core::commit::{chain_absorb, commit_batch, commit_params, pack_values
 use zkstep_core::exec::{StepTrace, UpdateTrace};
 use zkstep_core::fixed::{SCALE_I128, SCALE_SQ};
 use zkstep_core::poseidon::{fr_from_i128, Fr};
-use zkstep_core::spec::Optimizer;
+use zkstep_core::softmax::{softmax_trace, SoftmaxTrace};
+use zkstep_core::spec::{Loss, Optimizer};
 use zkstep_core::{Batch, Checkpoint, Matrix};
 
 /// Everything one fold needs, by component. Cells `(i, t)` are stored at
@@ -44,6 +45,8 @@ pub struct TileWitness {
     pub links: LinkWitness,
     /// The X section: X[i, x0 + c] at `i·xcols + c` (zero past `x_active`).
     pub x: Vec<i64>,
+    /// Cross-entropy: each sample's softmax over the tile's rows (empty for MSE).
+    pub softmax: Vec<SoftmaxTrace>,
     /// Salt of the batch commitment.
     pub salt: Fr,
 }
@@ -94,6 +97,7 @@ fn padding(layout: &Layout, d: TileDesc, salt: Fr) -> TileWitness {
             ar_up: vec![Fr::from(0u64); bsz],
         },
         x: vec![0; bsz * layout.xcols],
+        softmax: vec![],
         salt,
     }
 }
@@ -175,6 +179,32 @@ fn fill_cells(
     Ok(())
 }
 
+/// Each sample's softmax block from the tile's own activations (every fold
+/// computes it; the top layer's tile ties it to dA): inactive rows hold a
+/// copy of row 0's activation and stay out of the maximum and the sum.
+fn fill_softmax(tw: &mut TileWitness, layout: &Layout) -> Result<(), CircuitError> {
+    let (d, r) = (tw.desc, layout.rows);
+    let active: Vec<bool> = (0..r).map(|t| t < d.rows_active).collect();
+    tw.softmax = (0..layout.batch)
+        .map(|i| {
+            let act = |t: usize| {
+                let z = tw.cells[i * r + t].z as i128;
+                if d.is_relu {
+                    z.max(0)
+                } else {
+                    z
+                }
+            };
+            let xs: Vec<i128> = (0..r)
+                .map(|t| if active[t] { act(t) } else { act(0) })
+                .collect();
+            softmax_trace(&xs, &active, layout.spec.rounding)
+                .ok_or(CircuitError::Softmax(d.layer, i))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(())
+}
+
 /// All fold witnesses and the challenges ρ, γ for one step.
 pub fn build_witnesses(
     layout: &Layout,
@@ -201,6 +231,9 @@ pub fn build_witnesses(
         }
         if d.last_seg {
             fill_cells(&mut tw, layout, trace, batch)?;
+        }
+        if layout.spec.loss == Loss::CrossEntropy {
+            fill_softmax(&mut tw, layout)?;
         }
         for i in 0..layout.batch {
             for c in 0..d.x_active {

@@ -114,6 +114,33 @@ fn adam_mid_run_with_several_tiles_per_layer() {
     }
 }
 
+/// Softmax cross-entropy on the top layer, with SGD and with Adam: the top
+/// tile holds every output (3 rows) or more (4 rows, one inactive), lower
+/// layers take several tiles, half-up and floor; every fold is satisfied
+/// and the final state is the verifier's.
+#[test]
+fn cross_entropy_satisfies_every_fold() {
+    let net = "[[layers]]\ninputs = 4\noutputs = 5\nactivation = \"relu\"\n[[layers]]\ninputs = 5\noutputs = 3\n";
+    for (opt, rows, rounding) in [
+        ("lr = 0.1", 3, "half-up"),
+        ("kind = \"adam\"\nlr = 0.01", 4, "floor"),
+        ("kind = \"adamw\"\nlr = 0.01", 3, "half-up"),
+    ] {
+        let toml = format!("batch_size = 2\nloss = \"cross_entropy\"\nrounding = \"{rounding}\"\n[optimizer]\n{opt}\n{net}");
+        let c = case(&toml, Some(rows), 21);
+        let zn = run_all(&c.layout, &c.witnesses, &c.z0)
+            .unwrap_or_else(|(f, e)| panic!("{opt}: fold {f} unsatisfied at {e}"));
+        c.layout.check_final(&c.z0, &zn).unwrap();
+    }
+    // a tile narrower than the top layer is refused
+    let toml = format!("batch_size = 2\nloss = \"cross_entropy\"\n[optimizer]\nlr = 0.1\n{net}");
+    let spec = zkstep_core::ModelSpec::from_toml_str(&toml).unwrap();
+    assert!(matches!(
+        zkstep_circuits::Layout::new(&spec, 2),
+        Err(zkstep_circuits::error::CircuitError::TooFewRows { rows: 2, need: 3 })
+    ));
+}
+
 /// The native witness builder and the circuit absorb the same values into
 /// the transcript T in the same order (both call `transcript::fold_transcript`):
 /// after every fold the circuit's T equals the native chain.

@@ -61,6 +61,12 @@ fn constraint_counts() {
         let adam = ModelSpec::from_toml_str(&TWO_LAYER.replace("lr = 0.1", kind)).unwrap();
         want.assert_eq(&shape(&Layout::new(&adam, 1).unwrap()));
     }
+    let ce = ModelSpec::from_toml_str(
+        &TWO_LAYER.replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]"),
+    )
+    .unwrap();
+    expect!["rows 2 folds 3 arity 37 constraints/fold 22563"]
+        .assert_eq(&shape(&Layout::new(&ce, ce.output_width()).unwrap()));
     expect!["rows 11 folds 5 arity 47 constraints/fold 104589"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&demo_spec(), zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));

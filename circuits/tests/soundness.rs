@@ -434,3 +434,30 @@ fn adam_mutations_are_rejected_in_the_fold() {
         adam(&mut w.rows[0].update).weights[0].el.m += 1
     });
 }
+
+/// Cross-entropy's softmax block on the top layer: a maximum that is not
+/// attained, an exponential one off, a probability one off (with its
+/// remainder moved), a dA one off and another label are each rejected.
+#[test]
+fn cross_entropy_mutations_are_rejected() {
+    let toml = "batch_size = 2\nloss = \"cross_entropy\"\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 3\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 3\n";
+    let c = case(toml, Some(4), 8);
+    let f = fold_of(&c, 2);
+    assert!(c.witnesses[f].desc.is_top);
+    rejects(&c, f, "softmax/s0/max/attained", |w| w.softmax[0].m += 1);
+    rejects(&c, f, "softmax/s1/exp2", |w| w.softmax[1].exp[2].value += 1);
+    rejects(&c, f, "softmax/s0/p1", |w| w.softmax[0].p[1] += 1);
+    rejects(&c, f, "softmax/s0/p1/r_", |w| {
+        let sm = &mut w.softmax[0];
+        sm.p[1] -= 1;
+        sm.p_rem[1] += 2 * sm.sum;
+    });
+    rejects(&c, f, "softmax/s1/loss0", |w| {
+        w.cells[c.layout.rows].da += 1
+    });
+    // another label: Y of sample 0 moved from class 0 to class 1
+    rejects(&c, f, "softmax/s0/loss", |w| {
+        w.cells[0].y -= 1_000_000_000;
+        w.cells[1].y += 1_000_000_000;
+    });
+}

@@ -21,6 +21,7 @@ fn every_private_variable_is_constrained() {
         TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
         TWO_LAYER.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1\nweight_decay = 0.01"),
         TWO_LAYER.replace("lr = 0.1", "kind = \"adamw\"\nlr = 0.1"),
+        TWO_LAYER.replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]"),
     ] {
         let c = case(&toml, Some(2), 7);
         // a middle fold (layer 1, which has a layer above and below) and the last fold (which settles the claims about X)

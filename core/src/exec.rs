@@ -7,7 +7,8 @@
 //!
 //! Semantics (docs/SEMANTICS.md has the full statement and the bounds):
 //! - forward: `Z = rescale_S(A·Wᵀ + b·S)`, `A' = ReLU(Z)` (selector `s = [Z ≥ 1]`) or `A' = Z`;
-//! - loss (MSE): `dA_L = rescale_S(c·(A_L − Y))`, `c = round(2S/(B·d_out))`;
+//! - loss: MSE `dA_L = rescale_S(c·(A_L − Y))`, `c = round(2S/(B·d_out))`, or
+//!   cross-entropy `dA_L = rescale_S(c·(P − Y))`, `c = round(S/B)`, P = softmax(A_L);
 //! - backward: `dZ = dA ⊙ s`; `dW_acc = dZᵀ·A` (scale S², never rescaled for SGD);
 //!   `db_acc = Σ_batch dZ`; `dA_prev = rescale_S(dZ·W)` (layers ≥ 2 only);
 //! - the optimizer's update (`crate::optim`, one file per optimizer): SGD
@@ -21,7 +22,8 @@ use crate::error::Result;
 use crate::fixed::SCALE_I128;
 use crate::model::{Batch, Checkpoint, LayerParams};
 pub use crate::optim::UpdateTrace;
-use crate::spec::{Activation, ModelSpec};
+use crate::softmax::{softmax_trace, SoftmaxTrace};
+use crate::spec::{Activation, Loss, ModelSpec};
 use crate::tensor::Matrix;
 
 /// Forward pass of one layer.
@@ -46,8 +48,10 @@ pub struct LossTrace {
     pub da: Matrix,
     /// Remainders of dA_L's rescale.
     pub da_rem: Vec<i64>,
-    /// The MSE loss as a real number (reported, not proven).
+    /// The loss as a real number (reported, not proven).
     pub loss: f64,
+    /// Cross-entropy: each sample's softmax (empty for MSE).
+    pub softmax: Vec<SoftmaxTrace>,
 }
 
 /// Backward pass and update of one layer.
@@ -128,30 +132,60 @@ pub fn forward_layer(
     })
 }
 
-/// MSE loss gradient `dA_L = rescale_S(c·(A_L − Y))`.
+/// The loss gradient with respect to the network output A_L:
+/// MSE `dA_L = rescale_S(c·(A_L − Y))`, `c = round(2S/(B·d_out))`, or
+/// cross-entropy `dA_L = rescale_S(c·(P − Y))`, `c = round(S/B)`, P the
+/// row-wise softmax of A_L (`crate::softmax`).
 pub fn loss_grad(spec: &ModelSpec, out: &Matrix, y: &Matrix) -> Result<LossTrace> {
     let ctx = Ctx {
         spec,
         layer: spec.layers.len(),
     };
-    let c = spec.mse_grad_c() as i128;
+    let c = spec.loss_grad_c() as i128;
+    let s = SCALE_I128 as f64;
+    let mut softmax = Vec::new();
+    let mut loss = 0f64;
+    // the quantity c multiplies, per cell: A − Y or P − Y
+    let mut diff = vec![0i128; out.data.len()];
+    for i in 0..out.rows {
+        let row: Vec<i128> = out.row(i).iter().map(|&v| v as i128).collect();
+        match spec.loss {
+            Loss::Mse => {
+                for j in 0..out.cols {
+                    let d = row[j] - y.at(i, j) as i128;
+                    loss += (d as f64 / s).powi(2) / out.data.len() as f64;
+                    diff[i * out.cols + j] = d;
+                }
+            }
+            Loss::CrossEntropy => {
+                let st = softmax_trace(&row, &vec![true; row.len()], spec.rounding)
+                    .ok_or_else(|| ctx.over("softmax", i, 0))?;
+                // −Σ_j y_j·log_softmax(a)_j in real arithmetic, averaged over the batch
+                let zf: Vec<f64> = row.iter().map(|&v| v as f64 / s).collect();
+                let mx = zf.iter().cloned().fold(f64::MIN, f64::max);
+                let lse = mx + zf.iter().map(|v| (v - mx).exp()).sum::<f64>().ln();
+                for j in 0..out.cols {
+                    let yj = y.at(i, j) as i128;
+                    loss += (yj as f64 / s) * (lse - zf[j]) / out.rows as f64;
+                    diff[i * out.cols + j] = st.p[j] - yj;
+                }
+                softmax.push(st);
+            }
+        }
+    }
     let mut da = Matrix::zeros(out.rows, out.cols);
     let mut da_rem = vec![0; out.data.len()];
-    let mut sq = 0f64;
-    for i in 0..out.rows {
-        for j in 0..out.cols {
-            let diff = out.at(i, j) as i128 - y.at(i, j) as i128;
-            let d = diff as f64 / SCALE_I128 as f64;
-            sq += d * d;
-            let (q, r) = ctx.rescale_fit(ctx.mul(c, diff, "dA", i, j)?, "dA", i, j)?;
-            *da.at_mut(i, j) = q;
-            da_rem[i * out.cols + j] = r;
-        }
+    for (n, &d) in diff.iter().enumerate() {
+        let (i, j) = (n / out.cols.max(1), n % out.cols.max(1));
+        let (q, r) = ctx.rescale_fit(ctx.mul(c, d, "dA", i, j)?, "dA", i, j)?;
+        da.data[n] = q;
+        da_rem[n] = r;
     }
     Ok(LossTrace {
         da,
         da_rem,
-        loss: sq / out.data.len() as f64,
+        loss,
+        softmax,
     })
 }
 

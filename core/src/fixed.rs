@@ -226,6 +226,16 @@ pub fn div_rem(n: i128, d: i128) -> Option<(i128, i128)> {
     (d > 0).then(|| (n.div_euclid(d), n.rem_euclid(d)))
 }
 
+/// `n / d` rounded like a rescale, for a value-dependent divisor `d > 0`:
+/// `2n + off(2d) = q·2d + r`, `0 ≤ r < 2d` (off(2d) = d for half-up, 0
+/// for floor), so half-up is exactly round-half-up of n/d also for an odd
+/// d. Returns (q, r). Used where a divisor is a value (Adam's denominator,
+/// softmax's sum); the circuit checks the same division.
+pub fn div_round(n: i128, d: i128, rounding: Rounding) -> Option<(i128, i128)> {
+    let d2 = d.checked_mul(2)?;
+    div_rem(n.checked_mul(2)?.checked_add(rounding.offset(d2))?, d2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! Exponential, softmax and the cross-entropy gradient in fixed point, as
 //! docs/SEMANTICS.md §3.1 states them: the reference for the loss
-//! `cross_entropy` (the spec key, the executor and the circuit's cells that
-//! use it come with the rest of issue 13).
+//! `cross_entropy` (the executor's `loss_grad` and the circuit's softmax
+//! block in the cells use it).
 //!
 //! `exp` is defined for x ≤ 0 (softmax subtracts the maximum first) by
 //! range reduction and a polynomial: with L = round(ln 2·S) and u = −x,
@@ -10,7 +10,7 @@
 //! Every step is a division with remainder the circuit checks
 //! (`zkstep_gadgets::arith::exp_neg`).
 
-use crate::fixed::{div_rem, rescale, Rounding, SCALE_I128};
+use crate::fixed::{div_rem, div_round, rescale, Rounding, SCALE_I128};
 
 /// round(ln 2 · S).
 pub const LN2_FX: i128 = 693_147_181;
@@ -92,22 +92,72 @@ pub fn exp_neg(x: i128, rounding: Rounding) -> Option<ExpTrace> {
     })
 }
 
+/// One row's softmax with every value the circuit checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SoftmaxTrace {
+    /// `m = max z` over the active entries.
+    pub m: i128,
+    /// `exp(z_j − m)` per entry.
+    pub exp: Vec<ExpTrace>,
+    /// `Σ e_j` over the active entries (plus S when none is active).
+    pub sum: i128,
+    /// `p_j = div_round(e_j·S, Σe)`.
+    pub p: Vec<i128>,
+    /// The divisions' remainders (in `[0, 2·Σe)`).
+    pub p_rem: Vec<i128>,
+}
+
 /// Softmax of one row of logits at scale S: `m = max z`,
-/// `e_i = exp(z_i − m)`, `p_i = round(e_i·S / Σe)` (a division by the
+/// `e_j = exp(z_j − m)`, `p_j = div_round(e_j·S, Σe)` (a division by the
 /// value-dependent Σe ≥ S, rounded like a rescale). None on overflow.
 pub fn softmax(z: &[i128], rounding: Rounding) -> Option<Vec<i128>> {
-    let m = *z.iter().max()?;
-    let e: Vec<i128> = z
+    softmax_trace(z, &vec![true; z.len()], rounding).map(|t| t.p)
+}
+
+/// [`softmax`] with its trace, over the entries marked `active` (the
+/// circuit's tile pads a row with copies of entry 0, which are computed
+/// but count in neither the maximum nor the sum; with every entry active
+/// this is the semantics). None on overflow or an empty row.
+pub fn softmax_trace(z: &[i128], active: &[bool], rounding: Rounding) -> Option<SoftmaxTrace> {
+    let m = z
         .iter()
-        .map(|&zi| exp_neg(zi - m, rounding).map(|t| t.value))
+        .zip(active)
+        .filter(|(_, &a)| a)
+        .map(|(&v, _)| v)
+        .max()
+        .or_else(|| z.first().copied())?;
+    let exp: Vec<ExpTrace> = z
+        .iter()
+        .map(|&zj| exp_neg(zj.checked_sub(m)?, rounding))
         .collect::<Option<_>>()?;
-    let sum: i128 = e.iter().sum();
-    e.iter()
-        .map(|&ei| {
-            let n = ei.checked_mul(SCALE_I128)?;
-            rescale(n, sum, rounding).map(|r| r.q)
-        })
-        .collect()
+    let mut sum: i128 = exp
+        .iter()
+        .zip(active)
+        .filter(|(_, &a)| a)
+        .map(|(e, _)| e.value)
+        .sum();
+    if !active.first().copied().unwrap_or(false) {
+        sum += SCALE_I128;
+    }
+    let (p, p_rem) = exp
+        .iter()
+        .map(|e| div_round(e.value.checked_mul(SCALE_I128)?, sum, rounding))
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .unzip();
+    Some(SoftmaxTrace {
+        m,
+        exp,
+        sum,
+        p,
+        p_rem,
+    })
+}
+
+/// The cross-entropy gradient constant `c = round(S / B)`.
+pub fn ce_grad_c(batch: usize) -> i128 {
+    let b = batch as i128;
+    (SCALE_I128 + b / 2) / b
 }
 
 /// The cross-entropy gradient of a batch with respect to the logits, at
@@ -124,7 +174,7 @@ pub fn cross_entropy_grad(
     if b == 0 || y.len() != z.len() {
         return None;
     }
-    let c = (SCALE_I128 + b / 2) / b;
+    let c = ce_grad_c(b as usize);
     z.iter()
         .zip(y)
         .map(|(zr, yr)| {

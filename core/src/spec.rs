@@ -24,10 +24,23 @@ pub enum Activation {
 
 /// Loss function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Loss {
     /// Mean squared error over the batch and the outputs.
     Mse,
+    /// Softmax cross-entropy over the outputs (the logits), averaged over
+    /// the batch; Y a distribution at scale S (one-hot for classes).
+    CrossEntropy,
+}
+
+impl Loss {
+    /// The name in a spec.
+    pub fn name(self) -> &'static str {
+        match self {
+            Loss::Mse => "mse",
+            Loss::CrossEntropy => "cross_entropy",
+        }
+    }
 }
 
 /// Optimizer with fixed-point hyper-parameters (integers at scale S).
@@ -497,15 +510,23 @@ impl ModelSpec {
         }
         let loss = match raw.loss.as_deref() {
             None | Some("mse") => Loss::Mse,
+            Some("cross_entropy") => Loss::CrossEntropy,
             Some(other) => {
                 return Err(spec_err(
                     "loss",
-                    format!("unknown loss `{other}` (supported: `mse`)"),
+                    format!("unknown loss `{other}` (supported: `mse`, `cross_entropy`)"),
                 ))
             }
         };
         let optimizer = parse_optimizer(raw.optimizer)?;
         let layers = parse_layers(raw.layers)?;
+        let classes = layers.last().map_or(0, |l| l.outputs);
+        if loss == Loss::CrossEntropy && classes < 2 {
+            return Err(spec_err(
+                "loss",
+                format!("cross_entropy needs at least 2 outputs (classes), the last layer has {classes}"),
+            ));
+        }
         let spec = ModelSpec {
             layers,
             batch_size: batch as usize,
@@ -530,10 +551,11 @@ impl ModelSpec {
     /// Render as TOML that parses back to the same spec (exact `_fx` parameters).
     pub fn to_toml(&self) -> String {
         let mut s = format!(
-            "format_version = {SPEC_FORMAT_VERSION}\nbatch_size = {}\nscale = {SCALE}\nrounding = \"{}\"\nvalue_bits = {}\nloss = \"mse\"\n\n[optimizer]\n",
+            "format_version = {SPEC_FORMAT_VERSION}\nbatch_size = {}\nscale = {SCALE}\nrounding = \"{}\"\nvalue_bits = {}\nloss = \"{}\"\n\n[optimizer]\n",
             self.batch_size,
             self.rounding.name(),
-            self.value_range.bits
+            self.value_range.bits,
+            self.loss.name()
         );
         match self.optimizer {
             Optimizer::Sgd { lr_fx } => s += &format!("kind = \"sgd\"\nlr_fx = {lr_fx}\n"),
@@ -604,6 +626,24 @@ impl ModelSpec {
         ((2 * SCALE as i128 + den / 2) / den) as i64
     }
 
+    /// The loss gradient's constant: MSE's [`ModelSpec::mse_grad_c`], or
+    /// cross-entropy's round(S/B).
+    pub fn loss_grad_c(&self) -> i64 {
+        match self.loss {
+            Loss::Mse => self.mse_grad_c(),
+            Loss::CrossEntropy => crate::softmax::ce_grad_c(self.batch_size) as i64,
+        }
+    }
+
+    /// The fewest output units a proof's tile may hold: cross-entropy's
+    /// softmax needs a sample's every output in one fold.
+    pub fn min_tile_rows(&self) -> usize {
+        match self.loss {
+            Loss::Mse => 1,
+            Loss::CrossEntropy => self.output_width(),
+        }
+    }
+
     /// Canonical byte encoding: JSON with a fixed key order and only integers.
     pub fn canonical_bytes(&self) -> Vec<u8> {
         let layers: Vec<serde_json::Value> = self
@@ -647,8 +687,8 @@ impl ModelSpec {
             self.rounding.name(),
             self.value_range.bits,
             self.batch_size,
-            "mse",
-            self.mse_grad_c(),
+            self.loss.name(),
+            self.loss_grad_c(),
             opt,
             layers
         ]);

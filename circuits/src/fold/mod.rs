@@ -102,8 +102,8 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         cs.namespace(|| "cells"),
         rc,
         ctx,
-        &desc.flags,
-        w.map(|w| w.cells.as_slice()),
+        &desc,
+        w.map(|w| (w.cells.as_slice(), w.softmax.as_slice())),
     )?;
     let produced = produce::synthesize(cs.namespace(|| "out"), ctx, &desc, &pw, &cells)?;
     let consumed =

@@ -10,7 +10,7 @@
 //! Every value is an integer at scale S; each product is brought back by
 //! [`rescale`] under the spec's rounding, the root is [`isqrt`] (floor),
 //! and the last quotient is a division by the value-dependent denominator
-//! with [`div_rem`] (rounded like a rescale). The step constants
+//! with [`div_round`] (rounded like a rescale). The step constants
 //! (`β_iᵗ`, `lr/bc₁`, `1/√bc₂`) are computed from t by the same rescales,
 //! so a verifier recomputes them from the step index alone.
 //!
@@ -20,7 +20,7 @@
 
 use crate::checked::Ctx;
 use crate::error::{CoreError, Result};
-use crate::fixed::{div_rem, isqrt, rescale, Rounding, SCALE_I128};
+use crate::fixed::{div_round, isqrt, rescale, Rounding, SCALE_I128};
 use crate::model::{LayerParams, StateTensor};
 
 /// Adam's hyper-parameters at scale S.
@@ -203,9 +203,7 @@ pub fn adam_element(
     let sqrt_v = isqrt(u128::try_from(v.checked_mul(s)?).ok()?) as i128;
     let dr = rescale(sqrt_v.checked_mul(k.c2)?, s, rounding)?;
     let den = dr.q + h.eps_fx as i128;
-    let two_den = den.checked_mul(2)?;
-    let n = k.k1.checked_mul(m)?.checked_mul(2)?;
-    let (delta, delta_rem) = div_rem(n.checked_add(rounding.offset(two_den))?, two_den)?;
+    let (delta, delta_rem) = div_round(k.k1.checked_mul(m)?, den, rounding)?;
     let theta = st.theta.checked_sub(decay)?.checked_sub(delta)?;
     Some(AdamTrace {
         decay,
