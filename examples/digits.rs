@@ -1,6 +1,8 @@
-//! End-to-end on real data: train a 64-32-10 MLP on the UCI digits with the
-//! reference executor, write the run (checkpoints, batches, run.json) and
-//! report loss and accuracy.
+//! End-to-end on real data: train a 64-32-10 MLP on the UCI digits with
+//! softmax cross-entropy and Adam, with the reference executor, write the
+//! run (checkpoints, batches) and report loss and accuracy, beside the same
+//! steps on the same batches in float64 (PyTorch's arithmetic): both loss
+//! curves and the largest weight difference.
 //!
 //! `cargo run --release -p zkstep-examples --example digits -- [STEPS] [OUT_DIR] [prove]`
 //!
@@ -12,13 +14,13 @@ use std::path::PathBuf;
 use zkstep_core::commit::commit_params;
 use zkstep_core::data::make_batch;
 use zkstep_core::exec::predict;
-use zkstep_core::fixed::to_real;
-use zkstep_core::format::{read_dataset, write_batch, write_checkpoint};
+use zkstep_core::format::{read_dataset_for, write_batch, write_checkpoint};
 use zkstep_core::model::random_salt;
 use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::{step, Checkpoint, ModelSpec};
+use zkstep_examples::float64;
 
-const SPEC: &str = "batch_size = 32\n[optimizer]\nkind = \"momentum\"\nlr = 0.05\nmu = 0.9\n[[layers]]\ninputs = 64\noutputs = 32\nactivation = \"relu\"\n[[layers]]\ninputs = 32\noutputs = 10\n";
+const SPEC: &str = "batch_size = 32\nloss = \"cross_entropy\"\n[optimizer]\nkind = \"adam\"\nlr = 0.005\n[[layers]]\ninputs = 64\noutputs = 32\nactivation = \"relu\"\n[[layers]]\ninputs = 32\noutputs = 10\n";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // halo2curves prints debug lines when it checks G2 points: keep stdout for ours
@@ -29,28 +31,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out: Option<PathBuf> = args.next().map(PathBuf::from);
     let spec = ModelSpec::from_toml_str(SPEC)?;
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/digits.safetensors");
-    let ds = read_dataset(&data, spec.value_range)?;
+    let ds = read_dataset_for(&data, &spec)?;
     zkstep_cli::outln!(
         "digits: {} samples, quantised with max |error| {:.2e}",
         ds.x.rows,
         ds.report.max_abs_err
     );
+    let (xs, ys) = (float64::rows(&ds.x), float64::rows(&ds.y));
+    let argmax = |r: &[f64]| (0..r.len()).fold(0, |b, j| if r[j] > r[b] { j } else { b });
+    // (loss, accuracy) of float64 outputs over the whole dataset
+    let score = |o: &[Vec<f64>]| -> (f64, f64) {
+        let correct = o
+            .iter()
+            .zip(&ys)
+            .filter(|(a, b)| argmax(a) == argmax(b))
+            .count();
+        (
+            float64::loss(&spec, o, &ys),
+            correct as f64 / o.len() as f64,
+        )
+    };
     let eval = |ck: &Checkpoint| -> Result<(f64, f64), zkstep_core::CoreError> {
-        let o = predict(&spec, ck, &ds.x)?;
-        let mut correct = 0usize;
-        let mut loss = 0.0;
-        for i in 0..o.rows {
-            let (r, y) = (o.row(i), ds.y.row(i));
-            let p = (0..10).max_by_key(|&j| r[j]).unwrap_or(0);
-            let t = (0..10).max_by_key(|&j| y[j]).unwrap_or(0);
-            correct += usize::from(p == t);
-            loss += r
-                .iter()
-                .zip(y)
-                .map(|(&a, &b)| (to_real(a) - to_real(b)).powi(2))
-                .sum::<f64>();
-        }
-        Ok((loss / (o.rows * 10) as f64, correct as f64 / o.rows as f64))
+        Ok(score(&float64::rows(&predict(&spec, ck, &ds.x)?)))
     };
     let prove_last = args.next().as_deref() == Some("prove");
     let mut ck = Checkpoint::init(&spec, 5);
@@ -61,10 +63,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let (l0, a0) = eval(&ck)?;
     zkstep_cli::outln!("before: loss {l0:.5}, accuracy {:.1}%", 100.0 * a0);
+    let mut real = float64::Model::from_checkpoint(&ck);
+    let every = (steps / 10).max(1);
+    zkstep_cli::outln!("step   loss (fixed point)   loss (float64)   max |Δθ|");
     let t0 = std::time::Instant::now();
     for t in 0..steps {
         let batch = make_batch(&ds, spec.batch_size, t, 1, random_salt(&mut rand_salt()));
-        let next = step(&spec, &ck, &batch)?.after;
+        let tr = step(&spec, &ck, &batch)?;
+        let real_loss = float64::step(
+            &spec,
+            &mut real,
+            &float64::rows(&batch.x),
+            &float64::rows(&batch.y),
+        );
+        let next = tr.after;
+        if t % every == 0 || t + 1 == steps {
+            zkstep_cli::outln!(
+                "{t:>4}   {:>17.6}   {real_loss:>14.6}   {:.3e}",
+                tr.loss.loss,
+                real.max_diff(&next)
+            );
+        }
         if t + 1 == steps {
             last = Some((ck.clone(), next.clone(), batch.clone()));
         }
@@ -75,10 +94,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let (l1, a1) = eval(&ck)?;
+    let (lr, ar) = score(&float64::predict(&spec, &real, &xs));
     zkstep_cli::outln!(
-        "after {steps} steps ({:.2?}): loss {l1:.5}, accuracy {:.1}%",
+        "after {steps} steps ({:.2?}): loss {l1:.5}, accuracy {:.1}% (float64: loss {lr:.5}, accuracy {:.1}%); largest weight difference {:.3e}",
         t0.elapsed(),
-        100.0 * a1
+        100.0 * a1,
+        100.0 * ar,
+        real.max_diff(&ck)
     );
     zkstep_cli::outln!(
         "Commit(θ_{steps}) = {}",

@@ -51,11 +51,11 @@ fn constraint_counts() {
     for (kind, want) in [
         (
             "kind = \"adam\"\nlr = 0.1\nweight_decay = 0.01",
-            expect!["rows 1 folds 6 arity 39 constraints/fold 15833"],
+            expect!["rows 1 folds 6 arity 39 constraints/fold 15378"],
         ),
         (
             "kind = \"adamw\"\nlr = 0.1",
-            expect!["rows 1 folds 6 arity 39 constraints/fold 15863"],
+            expect!["rows 1 folds 6 arity 39 constraints/fold 15408"],
         ),
     ] {
         let adam = ModelSpec::from_toml_str(&TWO_LAYER.replace("lr = 0.1", kind)).unwrap();

@@ -70,17 +70,25 @@ fn trained_run(d: &std::path::Path, spec: &str, steps: u64) {
 }
 
 /// `init`, `train` (checkpoints with m and v), `keygen`, `prove-run` for
-/// Adam and AdamW; each proof verifies with the verifier crate against the
-/// run's statements, and the after-checkpoint's moments are committed.
+/// Adam with MSE and AdamW with cross-entropy (labels as class indices);
+/// each proof verifies with the verifier crate against the run's
+/// statements, and the after-checkpoint's moments are committed.
 #[test]
 fn adam_and_adamw_runs_prove_and_verify() {
-    for (kind, name) in [
-        ("kind = \"adam\"\nlr = 0.01\nweight_decay = 0.01", "adam"),
-        ("kind = \"adamw\"\nlr = 0.01", "adamw"),
+    let ce = SPEC
+        .replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]")
+        .replace("inputs = 3\noutputs = 1", "inputs = 3\noutputs = 2");
+    for (kind, name, spec) in [
+        (
+            "kind = \"adam\"\nlr = 0.01\nweight_decay = 0.01",
+            "adam",
+            SPEC,
+        ),
+        ("kind = \"adamw\"\nlr = 0.01", "adamw + cross_entropy", &ce),
     ] {
         let d = tempfile::tempdir().unwrap();
         let p = |n: &str| -> String { d.path().join(n).display().to_string() };
-        let text = SPEC.replace("lr = 0.1", kind);
+        let text = spec.replace("lr = 0.1", kind);
         trained_run(d.path(), &text, 2);
         let spec = ModelSpec::from_toml_str(&text).unwrap();
         let ck =

@@ -154,12 +154,18 @@ impl ValueRange {
 /// float's value (round half up, ties towards +∞: the rule of every rescale;
 /// docs/SEMANTICS.md §1). `None` if x is not finite or X does not fit the range.
 pub fn to_fixed(x: f64, range: ValueRange) -> Option<i64> {
-    let v = round_half_up_scaled(x)?;
+    to_fixed_at(x, SCALE_I128, range)
+}
+
+/// [`to_fixed`] at another scale (Adam's second moment is stored at S²).
+pub fn to_fixed_at(x: f64, scale: i128, range: ValueRange) -> Option<i64> {
+    let v = round_half_up_scaled(x, scale)?;
     range.contains(v).then_some(v as i64)
 }
 
-/// `floor(x·S + 1/2)` for a finite f64, exactly (`None` beyond ±2¹²⁰).
-fn round_half_up_scaled(x: f64) -> Option<i128> {
+/// `floor(x·scale + 1/2)` for a finite f64 and a scale below 2⁶¹, exactly
+/// (`None` where it leaves i128).
+fn round_half_up_scaled(x: f64, scale: i128) -> Option<i128> {
     if !x.is_finite() {
         return None;
     }
@@ -175,10 +181,14 @@ fn round_half_up_scaled(x: f64) -> Option<i128> {
     } else {
         (frac | (1i128 << 52), exp - 1075)
     };
-    let n = if x < 0.0 { -m } else { m } * SCALE_I128; // |n| < 2^83
+    let n = if x < 0.0 { -m } else { m } * scale; // |n| < 2^114
     if e >= 0 {
-        // an integer already; beyond 2^120 it fits no declared range
-        return (e <= 37).then(|| n << e);
+        // an integer already; far beyond every declared range when large
+        return if e <= 60 {
+            n.checked_mul(1i128 << e)
+        } else {
+            None
+        };
     }
     let shift = -e;
     if shift >= 120 {

@@ -8,7 +8,7 @@
 //! a partial file or clobbers an existing one halfway.
 
 use crate::error::{CoreError, Result};
-use crate::fixed::{to_fixed, ValueRange, SCALE};
+use crate::fixed::{to_fixed_at, ValueRange, SCALE};
 use crate::model::{Batch, Checkpoint, LayerParams, StateTensor};
 use crate::poseidon::{fr_from_hex, fr_to_hex, Fr};
 use crate::spec::ModelSpec;
@@ -441,6 +441,17 @@ pub fn quantise(
     vals: &[f64],
     range: ValueRange,
 ) -> Result<(Vec<i64>, QuantReport)> {
+    quantise_at(path, name, vals, SCALE as i128, range)
+}
+
+/// [`quantise`] at another scale (Adam's second moment: S²).
+pub fn quantise_at(
+    path: &Path,
+    name: &str,
+    vals: &[f64],
+    scale: i128,
+    range: ValueRange,
+) -> Result<(Vec<i64>, QuantReport)> {
     let mut out = Vec::with_capacity(vals.len());
     let mut rep = QuantReport {
         count: vals.len(),
@@ -448,8 +459,8 @@ pub fn quantise(
     };
     let mut sum = 0.0;
     for (i, &x) in vals.iter().enumerate() {
-        let q = to_fixed(x, range).ok_or_else(|| ferr(path, format!("tensor `{name}` value {x} at flat index {i} does not fit the {}-bit fixed-point range", range.bits)))?;
-        let err = (x - q as f64 / SCALE as f64).abs();
+        let q = to_fixed_at(x, scale, range).ok_or_else(|| ferr(path, format!("tensor `{name}` value {x} at flat index {i} does not fit the {}-bit fixed-point range", range.bits)))?;
+        let err = (x - q as f64 / scale as f64).abs();
         rep.max_abs_err = rep.max_abs_err.max(err);
         sum += err;
         out.push(q);
@@ -496,6 +507,33 @@ pub struct Dataset {
 
 /// Read a dataset file: tensors `X` and `Y` (or `x`, `y`), 2-D, float or fixed-point i64.
 pub fn read_dataset(path: &Path, range: ValueRange) -> Result<Dataset> {
+    read_dataset_labels(path, range, None)
+}
+
+/// [`read_dataset`] for a spec: with cross-entropy, Y may also be class
+/// indices (`[N]` or `[N, 1]`, integers or whole floats in `0..classes`),
+/// read as one-hot rows at scale S.
+pub fn read_dataset_for(path: &Path, spec: &ModelSpec) -> Result<Dataset> {
+    let classes = (spec.loss == crate::spec::Loss::CrossEntropy).then(|| spec.output_width());
+    read_dataset_labels(path, spec.value_range, classes)
+}
+
+/// Class indices `labels` as one-hot rows at scale S.
+fn one_hot(path: &Path, name: &str, labels: &[f64], classes: usize) -> Result<Vec<i64>> {
+    let mut y = vec![0i64; labels.len() * classes];
+    for (i, &c) in labels.iter().enumerate() {
+        if c.fract() != 0.0 || c < 0.0 || c >= classes as f64 {
+            return Err(ferr(
+                path,
+                format!("tensor `{name}` holds {c} at index {i}: a class index is a whole number in 0..{classes}"),
+            ));
+        }
+        y[i * classes + c as usize] = SCALE;
+    }
+    Ok(y)
+}
+
+fn read_dataset_labels(path: &Path, range: ValueRange, classes: Option<usize>) -> Result<Dataset> {
     let bytes = read_file(path)?;
     let f = StFile::parse(path, &bytes)?;
     let pick = |a: &str, b: &str| {
@@ -513,7 +551,21 @@ pub fn read_dataset(path: &Path, range: ValueRange) -> Result<Dataset> {
     let (xn, yn) = (pick("X", "x")?, pick("Y", "y")?);
     let mut report = QuantReport::default();
     let (xs, xd) = fixed_tensor(&f, path, &xn, range, &mut report)?;
-    let (ys, yd) = fixed_tensor(&f, path, &yn, range, &mut report)?;
+    let (ys, yd) = match (classes, f.info(&yn)?) {
+        // [N] or [N, 1]: one column cannot be a distribution over k ≥ 2 classes
+        (Some(k), (dtype, shape)) if shape.len() == 1 || (shape.len() == 2 && shape[1] == 1) => {
+            let labels: Vec<f64> = if dtype == Dtype::I64 {
+                f.i64_tensor(&yn, &shape)?
+                    .iter()
+                    .map(|&c| c as f64)
+                    .collect()
+            } else {
+                f.float_tensor(&yn)?.1
+            };
+            (vec![shape[0], k], one_hot(path, &yn, &labels, k)?)
+        }
+        _ => fixed_tensor(&f, path, &yn, range, &mut report)?,
+    };
     if xs.len() != 2 || ys.len() != 2 {
         return Err(ferr(
             path,

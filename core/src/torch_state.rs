@@ -9,7 +9,8 @@
 //! weights, and Adam's common `step` becomes the checkpoint's step.
 
 use crate::error::{CoreError, Result};
-use crate::format::{quantise, read_file, Dtype, QuantReport, StFile};
+use crate::fixed::{SCALE_I128, SCALE_SQ};
+use crate::format::{quantise_at, read_file, Dtype, QuantReport, StFile};
 use crate::model::Checkpoint;
 use crate::spec::{ModelSpec, Optimizer};
 use std::path::Path;
@@ -111,7 +112,13 @@ pub fn import_optimizer_state(
                         ));
                     }
                 }
-                let (q, r) = quantise(path, &name, &vals, spec.value_range)?;
+                // Adam's second moment is stored at S² (docs/SEMANTICS.md §3)
+                let scale = if *key == "exp_avg_sq" {
+                    SCALE_SQ
+                } else {
+                    SCALE_I128
+                };
+                let (q, r) = quantise_at(path, &name, &vals, scale, spec.value_range)?;
                 report.merge(r);
                 if is_bias {
                     st.b = q;

@@ -9,7 +9,7 @@
 //!   (Adam, by S), its quotient range-checked;
 //! - `m'` and `v'` stored (range-checked) with their rescales' remainders
 //!   checked from both sides;
-//! - `⌊√(v'·S)⌋` ([`isqrt`]), `den = rescale_S(√·c₂) + ε` (quotient
+//! - `⌊√v'⌋` ([`isqrt`]; v at scale S², so √v' is at S), `den = rescale_S(√·c₂) + ε` (quotient
 //!   range-checked; ≥ ε ≥ 1 since both factors are ≥ 0);
 //! - `Δ` by [`div_rem`] of `2·k₁·m' + off` by `2·den`, and `θ' = θ − decay − Δ`.
 //!
@@ -115,25 +115,25 @@ pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         tr.map(|t| f(t.m_rem)),
     )?;
 
-    // v' = rescale_{S²}(β₂·S·v + (S − β₂)·g²)
+    // v' = rescale_S(β₂·v + (S − β₂)·g²), v at scale S²
     let g2 = mul(cs.namespace(|| "g_sq"), &g_e, &g_e)?;
     let v_new = alloc_stored(cs.namespace(|| "v_new"), rc, tr.map(|t| t.v as i64), bits)?;
-    let zv = add(&scale(&var(&v), f(b2 * s)), &scale(&var(&g2), f(s - b2)));
+    let zv = add(&scale(&var(&v), f(b2)), &scale(&var(&g2), f(s - b2)));
     rescale_with_q(
         cs.namespace(|| "v_rescale"),
         rc,
         &zv,
-        RemainderClass::any(su * su, off(s * s)),
+        RemainderClass::any(su, off(s)),
         &var(&v_new),
         tr.map(|t| f(t.v_rem)),
     )?;
 
-    // ⌊√(v'·S)⌋: v'·S < 2^(bits−1)·2³⁰, and isqrt also forces v' ≥ 0
+    // ⌊√v'⌋ (√v at scale S): v' < 2^(bits−1), and isqrt also forces v' ≥ 0
     let root = isqrt(
         cs.namespace(|| "sqrt"),
         rc,
-        &scale(&var(&v_new), f(s)),
-        bits + 29,
+        &var(&v_new),
+        bits,
         tr.map(|t| t.sqrt_v as u128),
     )?;
 
@@ -226,7 +226,7 @@ impl AdamRow {
             m: 0,
             m_rem: off(SCALE_I128),
             v: 0,
-            v_rem: off(SCALE_SQ),
+            v_rem: off(SCALE_I128),
             sqrt_v: 0,
             den,
             den_rem: off(SCALE_I128),

@@ -12,7 +12,7 @@ use crate::util::{print_json, step_bar};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
-use zkstep_core::format::{self, read_dataset};
+use zkstep_core::format::{self, read_dataset_for};
 use zkstep_core::{Checkpoint, ModelSpec};
 
 /// What a run starts from: a spec and checkpoint given on the command line,
@@ -66,15 +66,14 @@ pub fn run(a: TrainArgs) -> Result<()> {
     let t0 = start.ckpt.step;
     let end = end_step(t0, a.steps)?;
     refuse_run_outputs(dir, t0, end, start.resume.is_none(), a.force)?;
-    let ds =
-        read_dataset(&start.data, s.value_range).map_err(|e| match (&start.resume, &a.data) {
-            (Some(m), None) => CliError::ResumeData {
-                manifest: dir.join(MANIFEST),
-                data: m.data.clone(),
-                source: Box::new(e),
-            },
-            _ => e.into(),
-        })?;
+    let ds = read_dataset_for(&start.data, s).map_err(|e| match (&start.resume, &a.data) {
+        (Some(m), None) => CliError::ResumeData {
+            manifest: dir.join(MANIFEST),
+            data: m.data.clone(),
+            source: Box::new(e),
+        },
+        _ => e.into(),
+    })?;
     if ds.report.count > 0 && !json {
         crate::outln!(
             "{}: quantised {} values: max |error| {:.3e}, mean |error| {:.3e}",

@@ -122,7 +122,7 @@ pub struct AdamState {
     pub theta: i128,
     /// First moment m.
     pub m: i128,
-    /// Second moment v (≥ 0).
+    /// Second moment v (≥ 0), at scale S².
     pub v: i128,
 }
 
@@ -141,11 +141,12 @@ pub struct AdamTrace {
     pub m: i128,
     /// Its remainder.
     pub m_rem: i128,
-    /// `v' = rescale_{S²}(β₂·v·S + (S − β₂)·g²)`.
+    /// `v' = rescale_S(β₂·v + (S − β₂)·g²)`, at scale S² (a squared
+    /// gradient of 10⁻⁶ is 10⁻¹² and would vanish at S).
     pub v: i128,
     /// Its remainder.
     pub v_rem: i128,
-    /// `⌊√(v'·S)⌋`, √v' at scale S.
+    /// `⌊√v'⌋`, √v' at scale S.
     pub sqrt_v: i128,
     /// `den = rescale_S(sqrt_v·c₂) + ε` (≥ ε ≥ 1).
     pub den: i128,
@@ -189,18 +190,18 @@ pub fn adam_element(
         rounding,
     )?;
     let g2 = g.checked_mul(g)?;
+    // v at scale S²: β₂·v + (S − β₂)·g² is at S³
     let vr = rescale(
         b2.checked_mul(st.v)?
-            .checked_mul(s)?
             .checked_add((s - b2).checked_mul(g2)?)?,
-        s * s,
+        s,
         rounding,
     )?;
     let (m, v) = (mr.q, vr.q);
     if v < 0 {
         return None; // a negative second moment is no Adam state
     }
-    let sqrt_v = isqrt(u128::try_from(v.checked_mul(s)?).ok()?) as i128;
+    let sqrt_v = isqrt(u128::try_from(v).ok()?) as i128;
     let dr = rescale(sqrt_v.checked_mul(k.c2)?, s, rounding)?;
     let den = dr.q + h.eps_fx as i128;
     let (delta, delta_rem) = div_round(k.k1.checked_mul(m)?, den, rounding)?;
@@ -434,8 +435,8 @@ mod tests {
         // first step: m' = 0.1·g, v' = 0.001·g², den ≈ |g|·√0.001/√0.001 = |g|
         let tr = adam_element(&h, &k, Rounding::HalfUp, st, 250_000_000).unwrap();
         assert_eq!(tr.m, 25_000_000);
-        assert_eq!(tr.v, 62_500); // 0.001·0.0625
-                                  // Δ = k₁·m'/den ≈ 0.01·0.025/0.25 = lr
+        assert_eq!(tr.v, 62_500_000_000_000); // 0.001·0.0625 at S²
+                                              // Δ = k₁·m'/den ≈ 0.01·0.025/0.25 = lr
         assert!((tr.delta - h.lr_fx as i128).abs() <= 1, "{tr:?}");
         let floor = adam_element(&h, &k, Rounding::Floor, st, -250_000_000).unwrap();
         assert!(floor.delta <= tr.delta.checked_neg().unwrap());
