@@ -7,7 +7,7 @@
 //! `cargo run --release -p zkstep-examples --example digits -- [STEPS] [OUT_DIR] [prove]`
 //!
 //! With `prove`, it then makes dev keys, proves the last step and verifies the
-//! proof with only the verifier crate (a few minutes and about 8 GB on 2 cores).
+//! proof with only the verifier crate (BENCHMARKS.md has the time and memory).
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
@@ -108,10 +108,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     if let (true, Some((before, after, batch))) = (prove_last, last) {
         let t = std::time::Instant::now();
-        let keys = zkstep_prover::ivc::keygen(
+        // cross-entropy puts the 10-class head in one tile: 10 rows a fold,
+        // ≈ 1.6 M constraints, past the default budget; Spartan compresses
+        // a fold that large in far less memory than MicroSpartan
+        let keys = zkstep_prover::ivc::keygen_with(
             &spec,
-            None,
-            zkstep_circuits::DEFAULT_FOLD_BUDGET,
+            Some(spec.min_tile_rows()),
+            usize::MAX,
+            Some(zkstep_circuits::engine::Compression::Spartan),
             zkstep_prover::ivc::Setup::Dev,
         )?;
         zkstep_cli::outln!(

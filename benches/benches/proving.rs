@@ -92,10 +92,10 @@ fn bench_gadgets(c: &mut Criterion) {
 
 /// Keys, fold inputs and the after-checkpoint of the bench model (width 16, batch 8).
 fn setup(budget: usize) -> (zkstep_prover::ivc::Keys, zkstep_prover::ivc::FoldInputs) {
-    let spec = bench_spec(16, 8, 1).unwrap();
+    let spec = bench_spec(16, 8, 1, "sgd", "mse").unwrap();
     let keys = keygen(&spec, None, budget, Setup::Dev).unwrap();
     let before = zkstep_core::Checkpoint::init(&spec, 1);
-    let batch = bench_batch(16, 8).unwrap();
+    let batch = bench_batch(&spec, 16, 8).unwrap();
     let after = step(&spec, &before, &batch).unwrap().after;
     let inputs = fold_inputs(&keys.layout, &before, &after, &batch).unwrap();
     (keys, inputs)
@@ -140,9 +140,9 @@ fn bench_compress_verify(c: &mut Criterion) {
     });
     g.finish();
 
-    let spec = bench_spec(16, 8, 1).unwrap();
+    let spec = bench_spec(16, 8, 1, "sgd", "mse").unwrap();
     let before = zkstep_core::Checkpoint::init(&spec, 1);
-    let batch = bench_batch(16, 8).unwrap();
+    let batch = bench_batch(&spec, 16, 8).unwrap();
     let after = step(&spec, &before, &batch).unwrap().after;
     let (proof, _) = prove(&keys, &before, &after, &batch, &mut |_| {}).unwrap();
     let vk = zkstep_verifier::read_verifying_key(&verifying_key_bytes(&keys).unwrap()).unwrap();

@@ -258,6 +258,12 @@ pub struct BenchArgs {
     /// Dense layers (ReLU between them, identity last).
     #[arg(long, default_value_t = 1)]
     pub layers: usize,
+    /// Optimizer: sgd (lr 0.01), momentum (lr 0.01, μ 0.9), adam or adamw (PyTorch's defaults).
+    #[arg(long, default_value = "sgd", value_parser = ["sgd", "momentum", "adam", "adamw"])]
+    pub optimizer: String,
+    /// Loss: mse, or cross_entropy (the last layer is then a 10-class head, width → 10).
+    #[arg(long, default_value = "mse", value_parser = ["mse", "cross_entropy"])]
+    pub loss: String,
     /// Bound on one fold's constraints.
     #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
     pub fold_budget: usize,
@@ -309,6 +315,12 @@ pub struct BenchPointArgs {
     /// Layers.
     #[arg(long)]
     pub layers: usize,
+    /// Optimizer.
+    #[arg(long, default_value = "sgd")]
+    pub optimizer: String,
+    /// Loss.
+    #[arg(long, default_value = "mse")]
+    pub loss: String,
     /// Fold budget.
     #[arg(long)]
     pub fold_budget: usize,

@@ -102,7 +102,7 @@ impl Optimizer {
         !self.state_names().is_empty()
     }
     /// Adam's hyper-parameters (None for the other optimizers).
-    pub fn adam(&self) -> Option<crate::optim::adam::AdamHyper> {
+    pub fn adam(&self) -> Option<AdamHyper> {
         match *self {
             Optimizer::Adam {
                 lr_fx,
@@ -111,7 +111,7 @@ impl Optimizer {
                 eps_fx,
                 weight_decay_fx,
                 decoupled,
-            } => Some(crate::optim::adam::AdamHyper {
+            } => Some(AdamHyper {
                 lr_fx,
                 beta1_fx,
                 beta2_fx,
@@ -133,6 +133,38 @@ impl Optimizer {
             Optimizer::Adam {
                 decoupled: true, ..
             } => "adamw",
+        }
+    }
+}
+
+/// Adam's hyper-parameters at scale S.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdamHyper {
+    /// Learning rate.
+    pub lr_fx: i64,
+    /// β₁ ∈ (0, 1).
+    pub beta1_fx: i64,
+    /// β₂ ∈ (0, 1).
+    pub beta2_fx: i64,
+    /// ε ≥ 10⁻⁹ (at least 1 at scale S, so the denominator is never 0).
+    pub eps_fx: i64,
+    /// Weight decay λ ≥ 0.
+    pub weight_decay_fx: i64,
+    /// AdamW's decoupled decay (true) or Adam's L2 term in the gradient.
+    pub decoupled: bool,
+}
+
+impl AdamHyper {
+    /// PyTorch's defaults: lr 10⁻³, β = (0.9, 0.999), ε = 10⁻⁸, λ = 0
+    /// (Adam) or 10⁻² (AdamW).
+    pub fn pytorch_default(decoupled: bool) -> Self {
+        AdamHyper {
+            lr_fx: 1_000_000,
+            beta1_fx: 900_000_000,
+            beta2_fx: 999_000_000,
+            eps_fx: 10,
+            weight_decay_fx: if decoupled { 10_000_000 } else { 0 },
+            decoupled,
         }
     }
 }
@@ -334,7 +366,7 @@ fn parse_optimizer(ro: Option<RawOptimizer>) -> Result<Optimizer> {
         _ => {
             // PyTorch's defaults for whatever is not given
             let decoupled = kind == "adamw";
-            let d = crate::optim::adam::AdamHyper::pytorch_default(decoupled);
+            let d = AdamHyper::pytorch_default(decoupled);
             let beta = |key: &str, real, exact, default| -> Result<i64> {
                 let v = fixed_param(key, real, exact)?.unwrap_or(default);
                 below_one(key, real, exact, v)
@@ -344,7 +376,7 @@ fn parse_optimizer(ro: Option<RawOptimizer>) -> Result<Optimizer> {
             let eps_fx = fixed_param("eps", ro.eps, ro.eps_fx)?.unwrap_or(d.eps_fx);
             // λ = 0 is allowed (no decay); at most 1
             let weight_decay_fx = match (ro.weight_decay, ro.weight_decay_fx) {
-                (Some(x), None) if x == 0.0 => 0,
+                (Some(0.0), None) => 0,
                 (None, Some(0)) => 0,
                 (real, exact) => match fixed_param("weight_decay", real, exact)? {
                     Some(v) if v > SCALE => {
@@ -826,7 +858,7 @@ mod tests {
         let adam = ModelSpec::from_toml_str(&with("kind = \"adam\"")).unwrap();
         assert_eq!(
             adam.optimizer.adam(),
-            Some(crate::optim::adam::AdamHyper::pytorch_default(false))
+            Some(AdamHyper::pytorch_default(false))
         );
         let adamw = ModelSpec::from_toml_str(&with("kind = \"adamw\"\nlr = 0.01")).unwrap();
         let h = adamw.optimizer.adam().unwrap();

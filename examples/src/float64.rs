@@ -66,12 +66,11 @@ impl Model {
     }
 }
 
-/// The network's outputs and every layer's input and pre-activation.
-fn forward(
-    spec: &ModelSpec,
-    m: &Model,
-    x: &[Vec<f64>],
-) -> (Vec<Vec<Vec<f64>>>, Vec<Vec<Vec<f64>>>) {
+/// Rows of values, one per sample.
+type Rows = Vec<Vec<f64>>;
+
+/// Every layer's input (the last entry: the network's output) and pre-activation.
+fn forward(spec: &ModelSpec, m: &Model, x: &[Vec<f64>]) -> (Vec<Rows>, Vec<Rows>) {
     let (mut inputs, mut pre) = (vec![], vec![]);
     let mut a: Vec<Vec<f64>> = x.to_vec();
     for (ls, l) in spec.layers.iter().zip(&m.layers) {

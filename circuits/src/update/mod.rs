@@ -23,6 +23,9 @@ use zkstep_gadgets::fixed::{alloc_remainder, alloc_stored};
 use zkstep_gadgets::range::RangeCheck;
 
 /// One row's optimizer witness (every weight of the row and its bias).
+// Adam's inline bias trace makes its variant larger; there is one per row
+// of a tile, so boxing would save little.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RowUpdate {
     /// Plain SGD.

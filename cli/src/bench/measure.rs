@@ -69,21 +69,60 @@ pub fn available_gib() -> f64 {
     meminfo_kib("MemAvailable:").map_or(f64::INFINITY, |k| (k as f64 * 1024.0 - 536870912.0) / GIB)
 }
 
+/// Classes of the benchmark's cross-entropy head.
+pub const BENCH_CLASSES: usize = 10;
+
 /// The benchmark model: `layers` dense layers width → width (ReLU between,
-/// identity last), MSE, SGD with lr 0.01.
-pub fn bench_spec(width: usize, batch: usize, layers: usize) -> Result<ModelSpec> {
-    let mut toml = format!("batch_size = {batch}\n[optimizer]\nlr = 0.01\n");
+/// identity last; with cross-entropy the last is a width → 10 head, since
+/// softmax needs a sample's every output in one fold), the optimizer
+/// (`sgd`, `momentum`: lr 0.01, μ 0.9; `adam`, `adamw`: PyTorch's defaults)
+/// and the loss (`mse`, `cross_entropy`).
+pub fn bench_spec(
+    width: usize,
+    batch: usize,
+    layers: usize,
+    optimizer: &str,
+    loss: &str,
+) -> Result<ModelSpec> {
+    let opt = match optimizer {
+        "momentum" => "kind = \"momentum\"\nlr = 0.01\nmu = 0.9",
+        "adam" => "kind = \"adam\"",
+        "adamw" => "kind = \"adamw\"",
+        _ => "lr = 0.01",
+    };
+    let mut toml = format!("batch_size = {batch}\nloss = \"{loss}\"\n[optimizer]\n{opt}\n");
     for l in 0..layers {
         let act = if l + 1 == layers { "identity" } else { "relu" };
-        toml +=
-            &format!("[[layers]]\ninputs = {width}\noutputs = {width}\nactivation = \"{act}\"\n");
+        toml += &format!(
+            "[[layers]]\ninputs = {width}\noutputs = {}\nactivation = \"{act}\"\n",
+            bench_outputs(width, l + 1 == layers, loss)
+        );
     }
     Ok(ModelSpec::from_toml_str(&toml)?)
 }
 
-/// Deterministic inputs in [−1, 1) and targets in [0, 1) for the bench model.
-pub fn bench_batch(width: usize, batch: usize) -> Result<Batch> {
+/// A layer's outputs in the benchmark model (the last is the head).
+fn bench_outputs(width: usize, last: bool, loss: &str) -> usize {
+    if last && loss == "cross_entropy" {
+        BENCH_CLASSES
+    } else {
+        width
+    }
+}
+
+/// Weights of the benchmark model.
+pub fn bench_weights(width: usize, layers: usize, loss: &str) -> usize {
+    (0..layers)
+        .map(|l| width * bench_outputs(width, l + 1 == layers, loss))
+        .sum()
+}
+
+/// Deterministic inputs in [−1, 1) and targets for the bench model of
+/// `spec` (input width `width`): values in [0, 1) for MSE, one-hot rows
+/// (sample i in class i mod outputs) for cross-entropy.
+pub fn bench_batch(spec: &ModelSpec, width: usize, batch: usize) -> Result<Batch> {
     let shape = || CliError::BenchBatch { batch, width };
+    let outputs = spec.output_width();
     let x = Matrix::from_vec(
         batch,
         width,
@@ -92,11 +131,15 @@ pub fn bench_batch(width: usize, batch: usize) -> Result<Batch> {
             .collect(),
     )
     .ok_or_else(shape)?;
+    let ce = spec.loss == zkstep_core::spec::Loss::CrossEntropy;
     let y = Matrix::from_vec(
         batch,
-        width,
-        (0..batch * width)
-            .map(|i| ((i * 104729) % 1001) as i64 * 1_000_000)
+        outputs,
+        (0..batch * outputs)
+            .map(|n| match ce {
+                true => i64::from(n % outputs == (n / outputs) % outputs) * 1_000_000_000,
+                false => ((n * 104729) % 1001) as i64 * 1_000_000,
+            })
             .collect(),
     )
     .ok_or_else(shape)?;
@@ -126,7 +169,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// One width to measure in this process.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct PointConfig {
     /// Layer width.
     pub width: usize,
@@ -142,6 +185,10 @@ pub struct PointConfig {
     pub dry_run: bool,
     /// Compression (None: the default for the fold).
     pub compression: Option<Compression>,
+    /// Optimizer name.
+    pub optimizer: String,
+    /// Loss name.
+    pub loss: String,
 }
 
 /// Everything a child measures for one width (runs in this process).
@@ -155,8 +202,8 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
         dry_run,
         ..
     } = c;
-    let spec = bench_spec(width, batch, layers)?;
-    let weights = width * width * layers;
+    let spec = bench_spec(width, batch, layers, &c.optimizer, &c.loss)?;
+    let weights = bench_weights(width, layers, &c.loss);
     let mut p = BenchPoint {
         width,
         batch,
@@ -166,11 +213,11 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
         msm_backend: zkstep_msm::route(1 << 20).name().into(),
         ..Default::default()
     };
-    // a layout within the budget, or one unit per fold when even that is over
+    // a layout within the budget, or the fewest units a fold when even that is over
     let layout = match zkstep_circuits::sizing::layout_for_with(&spec, None, budget, c.compression)
     {
         Ok(l) => l,
-        Err(_) => Layout::new(&spec, 1)?,
+        Err(_) => Layout::new(&spec, spec.min_tile_rows())?,
     };
     let stats = shape_stats(&layout)?;
     let compression = c
@@ -211,7 +258,7 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
         return Ok(p);
     }
     let before = Checkpoint::init(&spec, 1);
-    let b = bench_batch(width, batch)?;
+    let b = bench_batch(&spec, width, batch)?;
     // native reference step: at least 5 runs and 0.2 s
     let t = Instant::now();
     let mut reps = 0u32;
@@ -297,10 +344,12 @@ pub fn run_report(cfg: &BenchConfig) -> Result<BenchReport> {
     let exe = std::env::current_exe().map_err(CliError::NoExecutable)?;
     let machine = Machine::here();
     eprintln!(
-        "zkstep bench: widths {:?}, batch {}, {} layer(s), fold budget {}, MSM {}, memory limit {:.1} GiB\nmachine: {}",
+        "zkstep bench: widths {:?}, batch {}, {} layer(s), {} with {}, fold budget {}, MSM {}, memory limit {:.1} GiB\nmachine: {}",
         cfg.widths,
         cfg.batch,
         cfg.layers,
+        cfg.optimizer,
+        cfg.loss,
         cfg.fold_budget,
         cfg.msm,
         cfg.mem_limit_gib,
@@ -334,6 +383,7 @@ pub fn run_children(exe: &Path, cfg: &BenchConfig) -> Vec<BenchPoint> {
             .args(["bench-point", "--width", &w.to_string()])
             .args(["--batch", &cfg.batch.to_string()])
             .args(["--layers", &cfg.layers.to_string()])
+            .args(["--optimizer", &cfg.optimizer, "--loss", &cfg.loss])
             .args(["--fold-budget", &cfg.fold_budget.to_string()])
             .args(["--msm", &cfg.msm])
             .args(["--mem-limit-gib", &cfg.mem_limit_gib.to_string()])
@@ -350,7 +400,7 @@ pub fn run_children(exe: &Path, cfg: &BenchConfig) -> Vec<BenchPoint> {
             width: w,
             batch: cfg.batch,
             layers: cfg.layers,
-            weights: w * w * cfg.layers,
+            weights: bench_weights(w, cfg.layers, &cfg.loss),
             status: "failed".into(),
             note: Some(note),
             msm_backend: cfg.msm.clone(),
@@ -399,6 +449,16 @@ fn describe_exit(st: &std::process::ExitStatus) -> String {
     }
 }
 
+/// Constraints per fold (primary: step circuit + Nova's augmented circuit;
+/// secondary), the step's total, per weight and per multiply-accumulate.
+fn count_per_weight(p: &mut BenchPoint, c1: usize, c2: usize, folds: usize) {
+    p.constraints_per_fold = Some(c1);
+    p.secondary_constraints_per_fold = Some(c2);
+    p.total_constraints = Some(c1 * folds);
+    p.constraints_per_weight = Some((c1 * folds) as f64 / p.weights as f64);
+    p.constraints_per_mac = Some((c1 * folds) as f64 / (p.weights * p.batch) as f64);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,14 +480,4 @@ mod tests {
                 < estimate_peak_bytes(&s, Compression::MicroSpartan)
         );
     }
-}
-
-/// Constraints per fold (primary: step circuit + Nova's augmented circuit;
-/// secondary), the step's total, per weight and per multiply-accumulate.
-fn count_per_weight(p: &mut BenchPoint, c1: usize, c2: usize, folds: usize) {
-    p.constraints_per_fold = Some(c1);
-    p.secondary_constraints_per_fold = Some(c2);
-    p.total_constraints = Some(c1 * folds);
-    p.constraints_per_weight = Some((c1 * folds) as f64 / p.weights as f64);
-    p.constraints_per_mac = Some((c1 * folds) as f64 / (p.weights * p.batch) as f64);
 }

@@ -131,6 +131,20 @@ pub struct BenchConfig {
     /// Compression asked for (None: each width's default).
     #[serde(default)]
     pub compression: Option<String>,
+    /// Optimizer (`zkstep bench --optimizer`).
+    #[serde(default = "default_optimizer")]
+    pub optimizer: String,
+    /// Loss (`zkstep bench --loss`).
+    #[serde(default = "default_loss")]
+    pub loss: String,
+}
+
+fn default_optimizer() -> String {
+    "sgd".into()
+}
+
+fn default_loss() -> String {
+    "mse".into()
 }
 
 /// The whole report: machine, configuration, one point per width.

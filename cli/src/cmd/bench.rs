@@ -36,6 +36,8 @@ pub fn run(a: BenchArgs) -> Result<()> {
             mem_limit_gib: a.mem_limit_gib.unwrap_or_else(available_gib),
             dry_run: a.dry_run,
             compression: a.compression.0.map(|c| c.name().to_string()),
+            optimizer: a.optimizer.clone(),
+            loss: a.loss.clone(),
         })?,
     };
     crate::outln!("{}", render_terminal(&report.points));
@@ -72,14 +74,16 @@ fn write_outputs(report: &BenchReport, a: &BenchArgs) -> Result<()> {
     if let Some(m) = &a.markdown {
         let plot_rel = a.plot.as_ref().map(|pl| relative_to(pl, m));
         let command = format!(
-            "zkstep bench --widths {} --batch {} --layers {}",
+            "zkstep bench --widths {} --batch {} --layers {} --optimizer {} --loss {}",
             cfg.widths
                 .iter()
                 .map(|w| w.to_string())
                 .collect::<Vec<_>>()
                 .join(","),
             cfg.batch,
-            cfg.layers
+            cfg.layers,
+            cfg.optimizer,
+            cfg.loss
         );
         splice_markdown(m, &render_markdown(report, &command, plot_rel.as_deref()))?;
         eprintln!("updated {}", m.display());

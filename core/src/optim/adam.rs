@@ -22,38 +22,7 @@ use crate::checked::Ctx;
 use crate::error::{CoreError, Result};
 use crate::fixed::{div_round, isqrt, rescale, Rounding, SCALE_I128};
 use crate::model::{LayerParams, StateTensor};
-
-/// Adam's hyper-parameters at scale S.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AdamHyper {
-    /// Learning rate.
-    pub lr_fx: i64,
-    /// β₁ ∈ (0, 1).
-    pub beta1_fx: i64,
-    /// β₂ ∈ (0, 1).
-    pub beta2_fx: i64,
-    /// ε ≥ 10⁻⁹ (at least 1 at scale S, so the denominator is never 0).
-    pub eps_fx: i64,
-    /// Weight decay λ ≥ 0.
-    pub weight_decay_fx: i64,
-    /// AdamW's decoupled decay (true) or Adam's L2 term in the gradient.
-    pub decoupled: bool,
-}
-
-impl AdamHyper {
-    /// PyTorch's defaults: lr 10⁻³, β = (0.9, 0.999), ε = 10⁻⁸, λ = 0
-    /// (Adam) or 10⁻² (AdamW).
-    pub fn pytorch_default(decoupled: bool) -> Self {
-        AdamHyper {
-            lr_fx: 1_000_000,
-            beta1_fx: 900_000_000,
-            beta2_fx: 999_000_000,
-            eps_fx: 10,
-            weight_decay_fx: if decoupled { 10_000_000 } else { 0 },
-            decoupled,
-        }
-    }
-}
+pub use crate::spec::AdamHyper;
 
 /// The constants of update number t (t ≥ 1), all at scale S.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
