@@ -6,13 +6,16 @@ pub enum CircuitError {
     /// A tile must hold at least one output unit.
     #[error("layout: rows per tile must be at least 1")]
     ZeroRows,
-    /// Even one output unit per tile exceeds the fold budget.
-    #[error("layout: one output unit of the widest layer needs {need} constraints per fold, more than the fold budget {budget}; raise --fold-budget, or pass --rows 1 to accept a fold of that size")]
+    /// Even the smallest tile (one output unit; cross-entropy: the whole
+    /// output layer) exceeds the fold budget.
+    #[error("layout: the smallest tile ({rows} output unit(s) a fold) needs {need} constraints per fold, more than the fold budget {budget}; raise --fold-budget, or pass --rows {rows} to accept a fold of that size")]
     OverBudget {
-        /// Constraints of a one-row fold.
+        /// Constraints of the smallest fold.
         need: usize,
         /// The budget.
         budget: usize,
+        /// Rows of the smallest tile.
+        rows: usize,
     },
     /// A row cut into segments where that is not possible.
     #[error(

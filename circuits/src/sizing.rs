@@ -125,7 +125,11 @@ pub fn fit_within(
         }
         let need = count_constraints(&one)?;
         if need > budget {
-            return Err(CircuitError::OverBudget { need, budget });
+            return Err(CircuitError::OverBudget {
+                need,
+                budget,
+                rows: least,
+            });
         }
         return Ok(one);
     }
