@@ -70,7 +70,7 @@ fn trained_run(d: &std::path::Path, spec: &str, steps: u64) {
 }
 
 /// `init`, `train` (checkpoints with m and v), `keygen`, `prove-run` for
-/// Adam with MSE and AdamW with cross-entropy (labels as class indices);
+/// Adam with cross-entropy (labels as class indices) and AdamW with MSE;
 /// each proof verifies with the verifier crate against the run's
 /// statements, and the after-checkpoint's moments are committed.
 #[test]
@@ -81,10 +81,10 @@ fn adam_and_adamw_runs_prove_and_verify() {
     for (kind, name, spec) in [
         (
             "kind = \"adam\"\nlr = 0.01\nweight_decay = 0.01",
-            "adam",
-            SPEC,
+            "adam + cross_entropy",
+            ce.as_str(),
         ),
-        ("kind = \"adamw\"\nlr = 0.01", "adamw + cross_entropy", &ce),
+        ("kind = \"adamw\"\nlr = 0.01", "adamw + mse", SPEC),
     ] {
         let d = tempfile::tempdir().unwrap();
         let p = |n: &str| -> String { d.path().join(n).display().to_string() };
