@@ -25,6 +25,15 @@ fn run(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// `zkstep keygen` of `d/spec.toml` into `d/keys` with 2 rows a tile, and `extra` flags.
+fn keygen(d: &std::path::Path, extra: &[&str]) -> (bool, String, String) {
+    let p = |n: &str| -> String { d.join(n).display().to_string() };
+    let (spec, keys) = (p("spec.toml"), p("keys"));
+    let mut args = vec!["keygen", "--spec", &spec, "--out", &keys, "--rows", "2"];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 /// Write `spec` and a 20-sample dataset into `d`, then `init` and `train` `steps` steps into `d/run`.
 fn trained_run(d: &std::path::Path, spec: &str, steps: u64) {
     let p = |n: &str| -> String { d.join(n).display().to_string() };
@@ -98,15 +107,7 @@ fn adam_and_adamw_runs_prove_and_verify() {
             ck.layers[0].state[1].w.data.iter().any(|&v| v > 0),
             "{name}: v"
         );
-        let (ok, _, err) = run(&[
-            "keygen",
-            "--spec",
-            &p("spec.toml"),
-            "--out",
-            &p("keys"),
-            "--rows",
-            "2",
-        ]);
+        let (ok, _, err) = keygen(d.path(), &[]);
         assert!(ok, "{name}: {err}");
         let (ok, _, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys")]);
         assert!(ok, "{name}: {err}");
@@ -139,16 +140,7 @@ fn three_chained_steps_prove_and_verify() {
     let d = tempfile::tempdir().unwrap();
     let p = |n: &str| -> String { d.path().join(n).display().to_string() };
     trained_run(d.path(), SPEC, 3);
-    let (ok, out, err) = run(&[
-        "keygen",
-        "--spec",
-        &p("spec.toml"),
-        "--out",
-        &p("keys"),
-        "--rows",
-        "2",
-        "--json",
-    ]);
+    let (ok, out, err) = keygen(d.path(), &["--json"]);
     assert!(ok, "{err}");
     let kv: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(kv["params"], "dev");
@@ -262,15 +254,7 @@ fn three_chained_steps_prove_and_verify() {
         "{err}"
     );
     // keygen refuses to overwrite keys
-    let (ok, _, err) = run(&[
-        "keygen",
-        "--spec",
-        &p("spec.toml"),
-        "--out",
-        &p("keys"),
-        "--rows",
-        "2",
-    ]);
+    let (ok, _, err) = keygen(d.path(), &[]);
     assert!(!ok && err.contains("already exists"), "{err}");
     // prove-run does not replace a proof file that is not its step's proof
     // (here not a proof at all) without --force

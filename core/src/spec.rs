@@ -61,20 +61,7 @@ pub enum Optimizer {
     },
     /// Adam (L2 term in the gradient) or AdamW (decoupled decay), in
     /// PyTorch's order (docs/SEMANTICS.md §3; `crate::optim::adam`).
-    Adam {
-        /// Learning rate at scale S.
-        lr_fx: i64,
-        /// β₁ at scale S, in (0, S).
-        beta1_fx: i64,
-        /// β₂ at scale S, in (0, S).
-        beta2_fx: i64,
-        /// ε at scale S, ≥ 1.
-        eps_fx: i64,
-        /// Weight decay λ at scale S, in [0, S].
-        weight_decay_fx: i64,
-        /// AdamW (true) or Adam (false).
-        decoupled: bool,
-    },
+    Adam(AdamHyper),
 }
 
 impl Optimizer {
@@ -83,7 +70,7 @@ impl Optimizer {
         match *self {
             Optimizer::Sgd { lr_fx }
             | Optimizer::Momentum { lr_fx, .. }
-            | Optimizer::Adam { lr_fx, .. } => lr_fx,
+            | Optimizer::Adam(AdamHyper { lr_fx, .. }) => lr_fx,
         }
     }
     /// The state tensors the optimizer keeps per parameter, in record and
@@ -94,7 +81,7 @@ impl Optimizer {
         match self {
             Optimizer::Sgd { .. } => &[],
             Optimizer::Momentum { .. } => &["v"],
-            Optimizer::Adam { .. } => &["m", "v"],
+            Optimizer::Adam(_) => &["m", "v"],
         }
     }
     /// Whether the optimizer keeps state per parameter.
@@ -104,21 +91,7 @@ impl Optimizer {
     /// Adam's hyper-parameters (None for the other optimizers).
     pub fn adam(&self) -> Option<AdamHyper> {
         match *self {
-            Optimizer::Adam {
-                lr_fx,
-                beta1_fx,
-                beta2_fx,
-                eps_fx,
-                weight_decay_fx,
-                decoupled,
-            } => Some(AdamHyper {
-                lr_fx,
-                beta1_fx,
-                beta2_fx,
-                eps_fx,
-                weight_decay_fx,
-                decoupled,
-            }),
+            Optimizer::Adam(h) => Some(h),
             _ => None,
         }
     }
@@ -127,18 +100,14 @@ impl Optimizer {
         match self {
             Optimizer::Sgd { .. } => "sgd",
             Optimizer::Momentum { .. } => "momentum",
-            Optimizer::Adam {
-                decoupled: false, ..
-            } => "adam",
-            Optimizer::Adam {
-                decoupled: true, ..
-            } => "adamw",
+            Optimizer::Adam(h) if h.decoupled => "adamw",
+            Optimizer::Adam(_) => "adam",
         }
     }
 }
 
 /// Adam's hyper-parameters at scale S.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdamHyper {
     /// Learning rate.
     pub lr_fx: i64,
@@ -155,6 +124,17 @@ pub struct AdamHyper {
 }
 
 impl AdamHyper {
+    /// The integer hyper-parameters with their spec keys, in canonical order.
+    pub fn fields(&self) -> [(&'static str, i64); 5] {
+        [
+            ("lr_fx", self.lr_fx),
+            ("beta1_fx", self.beta1_fx),
+            ("beta2_fx", self.beta2_fx),
+            ("eps_fx", self.eps_fx),
+            ("weight_decay_fx", self.weight_decay_fx),
+        ]
+    }
+
     /// PyTorch's defaults: lr 10⁻³, β = (0.9, 0.999), ε = 10⁻⁸, λ = 0
     /// (Adam) or 10⁻² (AdamW).
     pub fn pytorch_default(decoupled: bool) -> Self {
@@ -389,14 +369,14 @@ fn parse_optimizer(ro: Option<RawOptimizer>) -> Result<Optimizer> {
                     None => d.weight_decay_fx,
                 },
             };
-            Optimizer::Adam {
+            Optimizer::Adam(AdamHyper {
                 lr_fx: lr.unwrap_or(d.lr_fx),
                 beta1_fx,
                 beta2_fx,
                 eps_fx,
                 weight_decay_fx,
                 decoupled,
-            }
+            })
         }
     };
     Ok(optimizer)
@@ -594,18 +574,11 @@ impl ModelSpec {
             Optimizer::Momentum { lr_fx, mu_fx } => {
                 s += &format!("kind = \"momentum\"\nlr_fx = {lr_fx}\nmu_fx = {mu_fx}\n")
             }
-            Optimizer::Adam {
-                lr_fx,
-                beta1_fx,
-                beta2_fx,
-                eps_fx,
-                weight_decay_fx,
-                ..
-            } => {
-                s += &format!(
-                    "kind = \"{}\"\nlr_fx = {lr_fx}\nbeta1_fx = {beta1_fx}\nbeta2_fx = {beta2_fx}\neps_fx = {eps_fx}\nweight_decay_fx = {weight_decay_fx}\n",
-                    self.optimizer.kind()
-                )
+            Optimizer::Adam(h) => {
+                s += &format!("kind = \"{}\"\n", self.optimizer.kind());
+                for (key, v) in h.fields() {
+                    s += &format!("{key} = {v}\n");
+                }
             }
         }
         for l in &self.layers {
@@ -695,21 +668,11 @@ impl ModelSpec {
         let opt = match self.optimizer {
             Optimizer::Sgd { lr_fx } => serde_json::json!(["sgd", lr_fx]),
             Optimizer::Momentum { lr_fx, mu_fx } => serde_json::json!(["momentum", lr_fx, mu_fx]),
-            Optimizer::Adam {
-                lr_fx,
-                beta1_fx,
-                beta2_fx,
-                eps_fx,
-                weight_decay_fx,
-                ..
-            } => serde_json::json!([
-                self.optimizer.kind(),
-                lr_fx,
-                beta1_fx,
-                beta2_fx,
-                eps_fx,
-                weight_decay_fx
-            ]),
+            Optimizer::Adam(h) => {
+                let mut v = vec![serde_json::json!(self.optimizer.kind())];
+                v.extend(h.fields().iter().map(|(_, x)| serde_json::json!(x)));
+                serde_json::Value::Array(v)
+            }
         };
         // An array, not an object: the order is the encoding and cannot drift.
         let v = serde_json::json!([
@@ -880,8 +843,8 @@ mod tests {
         assert_ne!(adam.digest(), adamw.digest());
         assert_ne!(adam.digest(), custom.digest());
         let mut flipped = adam.clone();
-        if let Optimizer::Adam { decoupled, .. } = &mut flipped.optimizer {
-            *decoupled = true;
+        if let Optimizer::Adam(h) = &mut flipped.optimizer {
+            h.decoupled = true;
         }
         assert_ne!(adam.digest(), flipped.digest());
         // errors name the key

@@ -27,7 +27,7 @@ fn torch_keys(spec: &ModelSpec) -> &'static [&'static str] {
     match spec.optimizer {
         Optimizer::Sgd { .. } => &[],
         Optimizer::Momentum { .. } => &["momentum_buffer"],
-        Optimizer::Adam { .. } => &["exp_avg", "exp_avg_sq"],
+        Optimizer::Adam(_) => &["exp_avg", "exp_avg_sq"],
     }
 }
 
@@ -126,7 +126,7 @@ pub fn import_optimizer_state(
                     st.w.data = q;
                 }
             }
-            if matches!(spec.optimizer, Optimizer::Adam { .. }) {
+            if matches!(spec.optimizer, Optimizer::Adam(_)) {
                 let name = format!("state.{i}.step");
                 if !f.has(&name) {
                     return Err(ferr(

@@ -105,7 +105,7 @@ fn f64_step(spec: &ModelSpec, ck: &Checkpoint, batch: &Batch) -> Option<Expect> 
     let lr = to_real(spec.optimizer.lr_fx());
     let mu = match spec.optimizer {
         Optimizer::Momentum { mu_fx, .. } => to_real(mu_fx),
-        Optimizer::Sgd { .. } | Optimizer::Adam { .. } => 0.0,
+        Optimizer::Sgd { .. } | Optimizer::Adam(_) => 0.0,
     };
     let mut ex = Expect {
         w: vec![],
@@ -199,7 +199,7 @@ fn f64_step(spec: &ModelSpec, ck: &Checkpoint, batch: &Batch) -> Option<Expect> 
                 }
             }
             // Adam's float64 comparison is core/src/optim/adam.rs's test
-            Optimizer::Adam { .. } => return None,
+            Optimizer::Adam(_) => return None,
         }
         ex.w.push(w_new);
         ex.b.push(b_new);

@@ -230,16 +230,10 @@ pub fn step(spec: &ModelSpec, m: &mut Model, x: &[Vec<f64>], y: &[Vec<f64>]) -> 
                         *pv -= lr * *vv;
                     }
                 }
-                Optimizer::Adam {
-                    beta1_fx,
-                    beta2_fx,
-                    eps_fx,
-                    weight_decay_fx,
-                    decoupled,
-                    ..
-                } => {
-                    let (b1, b2) = (beta1_fx as f64 / s, beta2_fx as f64 / s);
-                    let (eps, wd) = (eps_fx as f64 / s, weight_decay_fx as f64 / s);
+                Optimizer::Adam(h) => {
+                    let (b1, b2) = (h.beta1_fx as f64 / s, h.beta2_fx as f64 / s);
+                    let (eps, wd) = (h.eps_fx as f64 / s, h.weight_decay_fx as f64 / s);
+                    let decoupled = h.decoupled;
                     let (bc1, bc2) = (1.0 - b1.powi(t), 1.0 - b2.powi(t));
                     let (ms, vs) = layer.state.split_at_mut(1);
                     let (mm, vv) = if part == 0 {

@@ -77,11 +77,7 @@ impl StepCircuit<Fr> for TileCircuit {
             Optimizer::Momentum { lr_fx, mu_fx } => {
                 synthesize(cs, &mut rc, &ctx, &Momentum { lr_fx, mu_fx }, w)
             }
-            Optimizer::Adam { .. } => {
-                let h =
-                    (self.layout.spec.optimizer.adam()).ok_or(SynthesisError::AssignmentMissing)?;
-                synthesize(cs, &mut rc, &ctx, &Adam { h }, w)
-            }
+            Optimizer::Adam(h) => synthesize(cs, &mut rc, &ctx, &Adam { h }, w),
         }?;
         rc.finish(cs.namespace(|| "range"))?;
         Ok(out)

@@ -49,10 +49,7 @@ pub(crate) fn update(
             let (p, t) = momentum::update(ctx, lr_fx, mu_fx, lp, dw_acc, db_acc)?;
             Ok((p, UpdateTrace::Momentum(t)))
         }
-        Optimizer::Adam { .. } => {
-            let h = ctx.spec.optimizer.adam().ok_or_else(|| {
-                crate::error::CoreError::Invalid("the Adam arm has Adam's parameters".into())
-            })?;
+        Optimizer::Adam(h) => {
             let (p, tr) = adam::update(ctx, &h, t, lp, dw_acc, db_acc)?;
             Ok((p, UpdateTrace::Adam(tr)))
         }
