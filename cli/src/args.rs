@@ -34,6 +34,10 @@ pub enum Command {
     Prove(ProveArgs),
     /// Prove every step of a run (run.json), skipping steps whose proof exists and verifies.
     ProveRun(ProveRunArgs),
+    /// Verify every proof of a run (run.json) against its manifest and the
+    /// commitment chain from its first checkpoint to its last, naming every
+    /// gap, forgery, duplicate or reordering.
+    VerifyRun(VerifyRunArgs),
     /// Print the built-in demo spec (a starting point for your own).
     ExampleSpec,
     /// Measure what proving one step costs per layer width (each width in its own process):
@@ -242,6 +246,20 @@ pub struct ProveRunArgs {
     #[arg(long)]
     pub force: bool,
     /// Print a JSON summary instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `zkstep verify-run`.
+#[derive(Args, Debug)]
+pub struct VerifyRunArgs {
+    /// Run directory (from `zkstep train`, proven by `zkstep prove-run`).
+    #[arg(long)]
+    pub run: PathBuf,
+    /// Verifying key (from `zkstep keygen`).
+    #[arg(long)]
+    pub vk: PathBuf,
+    /// Print a JSON report instead of text.
     #[arg(long)]
     pub json: bool,
 }

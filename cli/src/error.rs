@@ -157,6 +157,30 @@ pub enum CliError {
         /// The text found.
         value: String,
     },
+    /// `zkstep verify-run` found problems (each printed).
+    #[error("{}: {count} problem(s) found (listed above); the run is not verified", run.display())]
+    RunRejected {
+        /// The run directory.
+        run: PathBuf,
+        /// How many problems.
+        count: usize,
+    },
+    /// The verifying key is for another spec than the run's.
+    #[error("{}: the verifying key is for another spec than the run's ({})", vk.display(), spec.display())]
+    KeyForAnotherSpec {
+        /// The key.
+        vk: PathBuf,
+        /// The run's spec.
+        spec: PathBuf,
+    },
+    /// A file is not what it should be (the verifier's message).
+    #[error("{}: {msg}", path.display())]
+    BadFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        msg: String,
+    },
     /// Consecutive steps of the manifest do not chain.
     #[error("{}: step {step} and the entry after it (step {next}) do not chain: c_after(t) must be c_before(t+1), and the steps consecutive", path.display())]
     RunNotChained {

@@ -10,6 +10,7 @@
 use crate::error::{CliError, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use zkstep_circuits::files::Statement;
 use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::data::make_batch;
 use zkstep_core::format::{
@@ -226,6 +227,17 @@ impl RunManifest {
         write_atomic(path, &json)?;
         Ok(())
     }
+}
+
+/// The statement the manifest (at `mpath`) records for step `e`.
+pub fn statement(s: &ModelSpec, mpath: &Path, e: &StepEntry) -> Result<Statement> {
+    Ok(Statement {
+        spec_digest: s.digest(),
+        c_before: manifest_fr(mpath, "c_before", &e.c_before)?,
+        c_after: manifest_fr(mpath, "c_after", &e.c_after)?,
+        c_batch: manifest_fr(mpath, "c_batch", &e.c_batch)?,
+        step: e.step,
+    })
 }
 
 /// A commitment of the manifest (at `mpath`) as a field element.

@@ -215,6 +215,68 @@ fn three_chained_steps_prove_and_verify() {
         .iter()
         .all(|x| x["skipped"] == true));
 
+    // verify-run: the whole run with only the verifying key
+    let verify_run = || {
+        run(&[
+            "verify-run",
+            "--run",
+            &p("run"),
+            "--vk",
+            &p("keys/verifying.key"),
+        ])
+    };
+    let (ok, out, err) = verify_run();
+    assert!(ok && out.contains("ACCEPTED: 3 steps"), "{out}{err}");
+    let proof = |t: usize| d.path().join(format!("run/proof_{t}.zkstep"));
+    let saved: Vec<Vec<u8>> = (0..3).map(|t| std::fs::read(proof(t)).unwrap()).collect();
+    let restore = || (0..3).for_each(|t| std::fs::write(proof(t), &saved[t]).unwrap());
+    // a swapped pair, a missing step, a duplicate, a forged proof: each named
+    type Case<'a> = (&'a str, &'a dyn Fn(), &'a [&'a str]);
+    let cases: [Case; 4] = [
+        (
+            "swapped",
+            &|| {
+                std::fs::write(proof(0), &saved[1]).unwrap();
+                std::fs::write(proof(1), &saved[0]).unwrap();
+            },
+            &[
+                "step 0: ",
+                "is a proof of step 1",
+                "step 1: ",
+                "is a proof of step 0",
+            ],
+        ),
+        (
+            "missing",
+            &|| std::fs::remove_file(proof(2)).unwrap(),
+            &["step 2: no proof"],
+        ),
+        (
+            "duplicate",
+            &|| std::fs::write(proof(2), &saved[1]).unwrap(),
+            &["step 2: ", "is a proof of step 1"],
+        ),
+        (
+            "forged",
+            &|| {
+                let mut b = saved[1].clone();
+                let n = b.len() - 100;
+                b[n] ^= 4;
+                std::fs::write(proof(1), b).unwrap();
+            },
+            &["step 1: ", "proof_1.zkstep"],
+        ),
+    ];
+    for (what, edit, want) in cases {
+        edit();
+        let (ok, _, err) = verify_run();
+        assert!(!ok, "{what}: accepted");
+        for w in want {
+            assert!(err.contains(w), "{what}: {err}");
+        }
+        assert!(err.contains("problem(s) found"), "{what}: {err}");
+        restore();
+    }
     // prove: an after-checkpoint that is not the declared step
     let (ok, _, err) = prove_bad(
         "spec.toml",

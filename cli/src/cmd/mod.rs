@@ -17,6 +17,7 @@ pub mod keygen;
 pub mod prove;
 pub mod prove_run;
 pub mod train;
+pub mod verify_run;
 
 /// Run one parsed subcommand.
 pub fn dispatch(command: Command) -> Result<()> {
@@ -29,6 +30,7 @@ pub fn dispatch(command: Command) -> Result<()> {
         Command::Keygen(a) => keygen::run(a),
         Command::Prove(a) => prove::run(a),
         Command::ProveRun(a) => prove_run::run(a),
+        Command::VerifyRun(a) => verify_run::run(a),
         Command::ExampleSpec => example_spec::run(),
         Command::Bench(a) => bench::run(a),
         Command::BenchPoint(a) => bench_point::run(a),

@@ -10,7 +10,7 @@ use crate::args::ProveRunArgs;
 use crate::error::{CliError, Result};
 use crate::proving::{load_keys, prove_with_bar, report};
 use crate::run::{
-    check_commitment, check_file_step, end_step, manifest_fr, proof_name, RunLock, RunManifest,
+    check_commitment, check_file_step, end_step, proof_name, statement, RunLock, RunManifest,
     StepEntry, MANIFEST,
 };
 use crate::util::{print_json, set_msm};
@@ -38,17 +38,6 @@ fn existing_proof_verifies(keys: &Keys, path: &Path, expected: &Statement) -> bo
         Some(expected),
     )
     .is_ok()
-}
-
-/// The statement the manifest (at `mpath`) records for step `e`.
-fn statement(s: &ModelSpec, mpath: &Path, e: &StepEntry) -> Result<Statement> {
-    Ok(Statement {
-        spec_digest: s.digest(),
-        c_before: manifest_fr(mpath, "c_before", &e.c_before)?,
-        c_after: manifest_fr(mpath, "c_after", &e.c_after)?,
-        c_batch: manifest_fr(mpath, "c_batch", &e.c_batch)?,
-        step: e.step,
-    })
 }
 
 /// Step `e`'s checkpoints and batch, each of the step the manifest says and
