@@ -25,6 +25,18 @@ fn run(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// The statement run.json's entry `e` (step t) records.
+fn manifest_statement(spec: &ModelSpec, e: &serde_json::Value, t: usize) -> Statement {
+    let h = |k: &str| fr_from_hex(e[k].as_str().unwrap()).unwrap();
+    Statement {
+        spec_digest: spec.digest(),
+        c_before: h("c_before"),
+        c_after: h("c_after"),
+        c_batch: h("c_batch"),
+        step: t as u64,
+    }
+}
+
 /// `zkstep keygen` of `d/spec.toml` into `d/keys` with 2 rows a tile, and `extra` flags.
 fn keygen(d: &std::path::Path, extra: &[&str]) -> (bool, String, String) {
     let p = |n: &str| -> String { d.join(n).display().to_string() };
@@ -115,14 +127,7 @@ fn adam_and_adamw_runs_prove_and_verify() {
             serde_json::from_slice(&std::fs::read(p("run/run.json")).unwrap()).unwrap();
         let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
         for (t, e) in m["steps"].as_array().unwrap().iter().enumerate() {
-            let h = |k: &str| fr_from_hex(e[k].as_str().unwrap()).unwrap();
-            let want = Statement {
-                spec_digest: spec.digest(),
-                c_before: h("c_before"),
-                c_after: h("c_after"),
-                c_batch: h("c_batch"),
-                step: t as u64,
-            };
+            let want = manifest_statement(&spec, e, t);
             let proof =
                 read_proof(&std::fs::read(p(&format!("run/proof_{t}.zkstep"))).unwrap()).unwrap();
             verify(&vk, &proof, Some(&want)).unwrap();
@@ -162,14 +167,7 @@ fn three_chained_steps_prove_and_verify() {
     let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
     let steps = m["steps"].as_array().unwrap();
     for (t, e) in steps.iter().enumerate() {
-        let h = |k: &str| fr_from_hex(e[k].as_str().unwrap()).unwrap();
-        let want = Statement {
-            spec_digest: spec.digest(),
-            c_before: h("c_before"),
-            c_after: h("c_after"),
-            c_batch: h("c_batch"),
-            step: t as u64,
-        };
+        let want = manifest_statement(&spec, e, t);
         let proof = |t: usize| {
             read_proof(&std::fs::read(p(&format!("run/proof_{t}.zkstep"))).unwrap()).unwrap()
         };
