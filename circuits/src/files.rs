@@ -1,6 +1,6 @@
 //! Proof and key files: a versioned envelope around postcard-encoded payloads.
 //!
-//! Layout: `ZKSTEP\0` magic (7 bytes), kind (1 byte: 1 verifying key, 2 proof,
+//! Layout: `ZKSTEP\0` magic (7 bytes), kind (1 byte: 1 verifying key, 2 proof, 4 segment proof,
 //! 3 proving key), format version (u32 LE), spec digest (32 bytes, a
 //! canonical field element), params kind (1 byte: 0 dev, 1 ceremony), payload
 //! length (u64 LE), SHA3-256 of everything before it *and* the payload (32
@@ -24,8 +24,9 @@ use zkstep_core::poseidon::Fr;
 pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// Envelope format version (3: the checksum covers the header; exact-length
 /// payloads; canonical spec digest; 4: X sections in every fold, no input
-/// tiles — keys and proofs of version 3 are for another circuit).
-pub const FILE_VERSION: u32 = 6;
+/// tiles — keys and proofs of version 3 are for another circuit; 7: steps
+/// close in the circuit, segment proofs).
+pub const FILE_VERSION: u32 = 7;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;
@@ -39,6 +40,8 @@ pub enum FileKind {
     Proof = 2,
     /// Proving key (public parameters + compression key).
     ProvingKey = 3,
+    /// Segment proof (k consecutive steps, one proof).
+    SegmentProof = 4,
 }
 
 impl FileKind {
@@ -47,6 +50,7 @@ impl FileKind {
             FileKind::VerifyingKey => "verifying key",
             FileKind::Proof => "proof",
             FileKind::ProvingKey => "proving key",
+            FileKind::SegmentProof => "segment proof",
         }
     }
 }
@@ -168,6 +172,7 @@ pub fn open(bytes: &[u8], want: FileKind) -> Result<(Header, &[u8]), FileError> 
         1 => FileKind::VerifyingKey,
         2 => FileKind::Proof,
         3 => FileKind::ProvingKey,
+        4 => FileKind::SegmentProof,
         k => {
             return Err(FileError::Kind {
                 got: format!("file of unknown kind {k}"),
@@ -265,6 +270,48 @@ pub struct ProofPayload {
     pub snark: CompressedSnark,
 }
 
+/// The public statement of a segment: θ_t → θ_{t+k} over k committed batches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentStatement {
+    /// Digest of the model spec.
+    pub spec_digest: Fr,
+    /// Commit(θ_t).
+    pub c_start: Fr,
+    /// Commit(θ_{t+k}).
+    pub c_end: Fr,
+    /// The chain of the k batch commitments, in order (`Layout::batches_digest`).
+    pub batches: Fr,
+    /// First step t.
+    pub step: u64,
+    /// Steps k (≥ 1).
+    pub steps: u64,
+}
+
+/// What opens a segment's first step beyond its statement (the prover's
+/// choice, bound by the circuit like every later step's opening).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FirstStep {
+    /// Commit(θ_{t+1}).
+    pub c_after: Fr,
+    /// The first batch's commitment.
+    pub c_batch: Fr,
+    /// The first step's challenges.
+    pub challenges: crate::layout::Challenges,
+}
+
+/// A segment proof file's payload.
+#[derive(Serialize, Deserialize)]
+pub struct SegmentPayload {
+    /// What is proven.
+    pub statement: SegmentStatement,
+    /// The first step's opening.
+    pub first: FirstStep,
+    /// Number of folds (k times a step's).
+    pub num_folds: u64,
+    /// The compressed zero-knowledge proof.
+    pub snark: CompressedSnark,
+}
+
 /// A verifying key file's payload: the spec and tiling (to rebuild the layout) and Nova's vk.
 #[derive(Serialize, Deserialize)]
 pub struct VerifyingKeyPayload {
@@ -274,8 +321,6 @@ pub struct VerifyingKeyPayload {
     pub rows: u64,
     /// Segments a row is cut into (1: whole rows).
     pub segments: u64,
-    /// Final value of the spec's schedule chain (saves the verifier one hash per fold).
-    pub schedule_digest: Fr,
     /// Nova's verifier key.
     pub vk: VerifierKey,
 }
@@ -304,8 +349,6 @@ pub struct VerifyingKeyRef<'a> {
     pub rows: u64,
     /// Segments a row is cut into (1: whole rows).
     pub segments: u64,
-    /// Final value of the spec's schedule chain.
-    pub schedule_digest: Fr,
     /// Nova's verifier key.
     pub vk: &'a VerifierKey,
 }

@@ -15,10 +15,7 @@ use crate::error::CircuitError;
 use crate::slots::FoldSlots;
 use crate::state::{Final, Init, StatementField};
 pub use crate::transcript::Challenges;
-use crate::transcript::{
-    challenge2_from_transcript, challenge_from_transcript, domain, transcript2_init,
-    transcript_init,
-};
+use crate::transcript::{domain, segment_absorb, transcript2_init, transcript_init_fr};
 use serde::{Deserialize, Serialize};
 use zkstep_core::commit::{chain_init, params_chain_init, CHUNK, PACK};
 use zkstep_core::optim::adam::AdamStep;
@@ -118,8 +115,8 @@ pub struct Layout {
     pub record_len: usize,
     /// The IVC state's slots, by owning component.
     pub slots: FoldSlots,
-    /// The schedule chain's final value, hashed once (O(folds) hashes) or
-    /// taken from the verifying key, so verification does not grow with folds.
+    /// The schedule chain's final value, hashed once (O(folds) hashes): a
+    /// constant of the circuit, which checks it where each step closes.
     schedule_digest: std::sync::OnceLock<Fr>,
 }
 
@@ -300,7 +297,8 @@ impl Layout {
         self.n_max.max(self.rows).max(self.xcols)
     }
 
-    /// The initial state z₀ for a statement and challenges (from the slot registry).
+    /// The initial state z₀ of a proof whose first step has this statement
+    /// and these challenges (the segment chains at their first links).
     pub fn initial_state(
         &self,
         c_before: Fr,
@@ -309,8 +307,41 @@ impl Layout {
         step: u64,
         ch: Challenges,
     ) -> Vec<Fr> {
-        // Adam's constants for this step (zero if undefined: no proof opens those)
-        let adam = self.adam_step(step).map_or((0, 0), |k| (k.k1, k.c2));
+        let opening = StepOpening {
+            c_before,
+            c_after,
+            c_batch,
+            step: Fr::from(step),
+            challenges: ch,
+            adam: self.adam_constants(step),
+        };
+        self.step_start(&opening, self.segment_init(true), self.segment_init(false))
+    }
+
+    /// Adam's (k₁, c₂) for the update after checkpoint `step` as field
+    /// elements (zero if undefined, which no valid step reaches, or for
+    /// another optimizer).
+    pub fn adam_constants(&self, step: u64) -> (Fr, Fr) {
+        self.adam_step(step)
+            .map_or((Fr::from(0u64), Fr::from(0u64)), |k| {
+                (fr_from_i128(k.k1), fr_from_i128(k.c2))
+            })
+    }
+
+    /// First link of the segment chain of batches (`true`) or of Adam's constants.
+    pub fn segment_init(&self, batches: bool) -> Fr {
+        let d = if batches {
+            domain::SEGMENT_BATCHES
+        } else {
+            domain::SEGMENT_ADAM
+        };
+        chain_init(d, self.spec_digest)
+    }
+
+    /// The state at a step's first fold (every slot's [`Init`] rule), with
+    /// the segment chains at `batches` and `adam_chain`. The circuit builds
+    /// the same state at every step's last fold for the step that follows.
+    pub fn step_start(&self, o: &StepOpening, batches: Fr, adam_chain: Fr) -> Vec<Fr> {
         self.slots
             .registry
             .slots()
@@ -318,28 +349,73 @@ impl Layout {
             .map(|slot| match slot.init {
                 Init::Statement(f) => match f {
                     StatementField::Spec => self.spec_digest,
-                    StatementField::CBefore => c_before,
-                    StatementField::CAfter => c_after,
-                    StatementField::CBatch => c_batch,
-                    StatementField::Rho => ch.rho,
-                    StatementField::Step => Fr::from(step),
-                    StatementField::Gamma => ch.gamma,
-                    StatementField::AdamK1 => fr_from_i128(adam.0),
-                    StatementField::AdamC2 => fr_from_i128(adam.1),
+                    StatementField::CBefore => o.c_before,
+                    StatementField::CAfter => o.c_after,
+                    StatementField::CBatch => o.c_batch,
+                    StatementField::Rho => o.challenges.rho,
+                    StatementField::Step => o.step,
+                    StatementField::Gamma => o.challenges.gamma,
+                    StatementField::AdamK1 => o.adam.0,
+                    StatementField::AdamC2 => o.adam.1,
                 },
                 Init::Chain(domain) => chain_init(domain, self.spec_digest),
-                Init::ParamsChain(after) => params_chain_init(
-                    self.spec_digest,
-                    Fr::from(step) + Fr::from(u64::from(after)),
-                ),
-                Init::Transcript => {
-                    transcript_init(self.spec_digest, c_before, c_after, c_batch, step)
+                Init::ParamsChain(after) => {
+                    params_chain_init(self.spec_digest, o.step + Fr::from(u64::from(after)))
                 }
-                Init::Transcript2 => transcript2_init(self.spec_digest, ch.rho),
+                Init::Transcript => {
+                    transcript_init_fr(self.spec_digest, o.c_before, o.c_after, o.c_batch, o.step)
+                }
+                Init::Transcript2 => transcript2_init(self.spec_digest, o.challenges.rho),
                 Init::Zero => Fr::from(0u64),
                 Init::One => Fr::from(1u64),
+                Init::Segment(_) => match slot.last {
+                    Final::AbsorbsAdam => adam_chain,
+                    _ => batches,
+                },
             })
             .collect()
+    }
+
+    /// The state after the last step of a proof ending at parameters that
+    /// commit to `c_end` at step `step_end`: the next step's start with
+    /// every value the prover would choose for it zero, and the segment
+    /// chains at `batches` and `adam_chain`. Everything in it follows from
+    /// the statement, so the verifier requires z_n to be exactly this.
+    pub fn final_state(&self, c_end: Fr, step_end: Fr, batches: Fr, adam_chain: Fr) -> Vec<Fr> {
+        let zero = Fr::from(0u64);
+        let opening = StepOpening {
+            c_before: c_end,
+            c_after: zero,
+            c_batch: zero,
+            step: step_end,
+            challenges: Challenges {
+                rho: zero,
+                gamma: zero,
+            },
+            adam: (zero, zero),
+        };
+        self.step_start(&opening, batches, adam_chain)
+    }
+
+    /// The segment chain of batch commitments, in order.
+    pub fn batches_digest(&self, c_batches: &[Fr]) -> Fr {
+        c_batches
+            .iter()
+            .fold(self.segment_init(true), |h, c| segment_absorb(h, &[*c]))
+    }
+
+    /// The segment chain of Adam's constants of the steps `t .. t + k` (the
+    /// chain's first link for another optimizer; None where a step's
+    /// constants are undefined).
+    pub fn adam_digest(&self, t: u64, k: u64) -> Option<Fr> {
+        let mut h = self.segment_init(false);
+        if self.spec.optimizer.adam().is_some() {
+            for s in t..t.checked_add(k)? {
+                let a = self.adam_step(s)?;
+                h = segment_absorb(h, &[fr_from_i128(a.k1), fr_from_i128(a.c2)]);
+            }
+        }
+        Some(h)
     }
 
     /// The schedule chain's final value, as the verifier expects it
@@ -352,13 +428,6 @@ impl Layout {
             }
             h
         })
-    }
-
-    /// Take the schedule digest from a trusted source (the verifying key,
-    /// written by keygen from this same layout) instead of hashing every
-    /// tile descriptor. Has no effect once the digest is known.
-    pub fn set_schedule_digest(&self, d: Fr) {
-        let _ = self.schedule_digest.set(d);
     }
 
     /// First link of the τA chains.
@@ -382,101 +451,83 @@ pub fn schedule_absorb(h: Fr, d: &TileDesc) -> Fr {
     h24(&input)
 }
 
+/// The public values that open one step: what its first fold's state
+/// holds beyond the spec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepOpening {
+    /// Commit(θ_t).
+    pub c_before: Fr,
+    /// Commit(θ_{t+1}).
+    pub c_after: Fr,
+    /// Commit(batch).
+    pub c_batch: Fr,
+    /// t.
+    pub step: Fr,
+    /// The step's challenges.
+    pub challenges: Challenges,
+    /// Adam's (k₁, c₂) of update t + 1 (zero for another optimizer).
+    pub adam: (Fr, Fr),
+}
+
 /// Why a final state is not acceptable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FinalStateError {
     /// The state vector has the wrong length.
     Arity,
-    /// A constant of the statement changed along the way.
-    Constant(&'static str),
-    /// The folds did not follow the spec's schedule.
-    Schedule,
-    /// The weights before the step do not open `c_before`.
-    CBefore,
-    /// The weights after the step do not open `c_after`.
-    CAfter,
-    /// The challenge was not derived from the transcript.
-    Challenge,
-    /// The second challenge was not derived from the second transcript.
-    Challenge2,
-    /// A slot that carries private values was not cleared by the last fold.
-    NotCleared(usize),
+    /// A slot is not what the statement gives (its name).
+    Slot(&'static str),
 }
 
 impl std::fmt::Display for FinalStateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FinalStateError::Arity => write!(f, "the final state has the wrong length"),
-            FinalStateError::Constant(c) => write!(f, "the statement's {c} changed between folds"),
-            FinalStateError::Schedule => write!(f, "the folds do not follow the spec's schedule"),
-            FinalStateError::CBefore => write!(
-                f,
-                "the proven parameters before the step do not open c_before"
-            ),
-            FinalStateError::CAfter => write!(
-                f,
-                "the proven parameters after the step do not open c_after"
-            ),
-            FinalStateError::Challenge => {
-                write!(f, "the challenge is not the hash of the proof's transcript")
+            FinalStateError::Slot(name) => {
+                let what = match *name {
+                    "c_before" => "the proven parameters after the last step do not open the statement's final commitment",
+                    "step" => "the proof ends at another step than the statement's",
+                    "segment's batches" => "the proof is for other batches than the statement's",
+                    "segment's Adam constants" => "the proof used other Adam constants than its steps give",
+                    _ => "the final state is not the one the statement gives",
+                };
+                write!(f, "{what} (slot {name})")
             }
-            FinalStateError::Challenge2 => write!(
-                f,
-                "the second challenge is not the hash of the proof's second transcript"
-            ),
-            FinalStateError::NotCleared(i) => write!(
-                f,
-                "the final state's slot {i} was not cleared (it would carry private values)"
-            ),
         }
     }
 }
 
 impl Layout {
-    /// What the verifier requires of the last state z_n, beyond Nova's own
-    /// checks: each slot's [`Final`] rule from the registry, and that z₀'s
-    /// second transcript starts after ρ.
-    pub fn check_final(&self, z0: &[Fr], zn: &[Fr]) -> Result<(), FinalStateError> {
-        if z0.len() != self.arity() || zn.len() != self.arity() {
+    /// The verifier's check of z_n beyond Nova's own: every slot exactly as
+    /// `expected` ([`Layout::final_state`]); the step-closing checks (the
+    /// schedule, the commitments, the challenges) ran in the circuit.
+    pub fn check_final_state(&self, expected: &[Fr], zn: &[Fr]) -> Result<(), FinalStateError> {
+        if expected.len() != self.arity() || zn.len() != self.arity() {
             return Err(FinalStateError::Arity);
         }
-        let st = &self.slots.statement;
-        let tr = &self.slots.transcript;
-        if z0[tr.t2] != transcript2_init(self.spec_digest, z0[st.rho]) {
-            return Err(FinalStateError::Constant("second transcript's start"));
-        }
         let slots = self.slots.registry.slots();
-        // the statement and the chains first, the cleared slots last, so
-        // that a wrong statement is reported as such
-        for (i, slot) in slots.iter().enumerate() {
-            let ok = match slot.last {
-                Final::Unchanged(_) => z0[i] == zn[i],
-                Final::Schedule => zn[i] == self.expected_schedule_digest(),
-                Final::OpensCBefore => zn[i] == z0[st.c_before],
-                Final::OpensCAfter => zn[i] == z0[st.c_after],
-                Final::HashesToRho => challenge_from_transcript(zn[i]) == z0[st.rho],
-                Final::HashesToGamma => challenge2_from_transcript(zn[i]) == z0[tr.gamma],
-                Final::Cleared => true,
-            };
-            if !ok {
-                return Err(match slot.last {
-                    Final::Unchanged(name) => FinalStateError::Constant(name),
-                    Final::Schedule => FinalStateError::Schedule,
-                    Final::OpensCBefore => FinalStateError::CBefore,
-                    Final::OpensCAfter => FinalStateError::CAfter,
-                    Final::HashesToRho => FinalStateError::Challenge,
-                    Final::HashesToGamma | Final::Cleared => FinalStateError::Challenge2,
-                });
-            }
+        match (0..zn.len()).find(|&i| zn[i] != expected[i]) {
+            Some(i) => Err(FinalStateError::Slot(slots[i].name)),
+            None => Ok(()),
         }
-        if let Some(i) = self
-            .private_slots()
-            .into_iter()
-            .find(|&i| zn[i] != Fr::from(0u64))
-        {
-            return Err(FinalStateError::NotCleared(i));
+    }
+
+    /// [`Layout::check_final_state`] for a one-step proof that started at `z0`.
+    pub fn check_final(&self, z0: &[Fr], zn: &[Fr]) -> Result<(), FinalStateError> {
+        if z0.len() != self.arity() {
+            return Err(FinalStateError::Arity);
         }
-        Ok(())
+        let (st, seg) = (&self.slots.statement, &self.slots.segment);
+        let adam = match (self.slots.adam, seg.adam) {
+            (Some(a), Some(i)) => segment_absorb(z0[i], &[z0[a.k1], z0[a.c2]]),
+            _ => self.segment_init(false),
+        };
+        let expected = self.final_state(
+            z0[st.c_after],
+            z0[st.step] + Fr::from(1u64),
+            segment_absorb(z0[seg.batches], &[z0[st.c_batch]]),
+            adam,
+        );
+        self.check_final_state(&expected, zn)
     }
 }
 

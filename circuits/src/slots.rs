@@ -33,6 +33,17 @@ pub struct AdamSlots {
     pub c2: usize,
 }
 
+/// Chains over a whole segment (not restarted between steps): each step's
+/// last fold absorbs the step's public values, and the verifier compares
+/// them with what the statement gives.
+#[derive(Clone, Copy, Debug)]
+pub struct SegmentSlots {
+    /// The steps' batch commitments, in order.
+    pub batches: usize,
+    /// The steps' Adam constants (Adam specs only).
+    pub adam: Option<usize>,
+}
+
 /// Owned by the descriptor component: the schedule chain.
 #[derive(Clone, Copy, Debug)]
 pub struct ScheduleSlots {
@@ -47,6 +58,10 @@ pub struct CommitSlots {
     pub h_before: usize,
     /// Running Commit(θ_{t+1}).
     pub h_after: usize,
+    /// Constant: Commit(θ_{t+1})'s first link `params_chain_init(spec, t + 1)`,
+    /// kept so that the next step's Commit(θ_t) chain starts from it (one
+    /// hash fewer where a step closes).
+    pub after_start: usize,
 }
 
 /// Owned by the settle component: the two transcripts and γ.
@@ -139,12 +154,15 @@ pub struct FoldSlots {
     pub inputs: InputSlots,
     /// Adam's step constants (None for the other optimizers).
     pub adam: Option<AdamSlots>,
+    /// The segment chains.
+    pub segment: SegmentSlots,
     /// The registry (z₀ and the final checks are derived from it).
     pub registry: Registry,
 }
 
 /// Register every slot for a batch of `batch` samples and rows cut into
-/// `segments`, with Adam's step constants last when `adam`.
+/// `segments`, with Adam's step constants when `adam`, and the segment
+/// chains last.
 pub fn register(batch: usize, segments: usize, adam: bool) -> FoldSlots {
     use zkstep_core::commit::DOMAIN_COLUMNS;
     let mut r = Registry::default();
@@ -163,9 +181,10 @@ pub fn register(batch: usize, segments: usize, adam: bool) -> FoldSlots {
             Final::Schedule,
         ),
     };
-    let commit = CommitSlots {
+    let mut commit = CommitSlots {
         h_before: r.add("h_before", Init::ParamsChain(false), Final::OpensCBefore),
         h_after: r.add("h_after", Init::ParamsChain(true), Final::OpensCAfter),
+        after_start: 0,
     };
     let t = r.add("transcript", Init::Transcript, Final::HashesToRho);
     let batch_slots = BatchSlots {
@@ -211,8 +230,29 @@ pub fn register(batch: usize, segments: usize, adam: bool) -> FoldSlots {
         k1: constant(&mut r, "Adam's k1", StatementField::AdamK1),
         c2: constant(&mut r, "Adam's c2", StatementField::AdamC2),
     });
+    commit.after_start = r.add(
+        "c_after's first link",
+        Init::ParamsChain(true),
+        Final::Unchanged("c_after's first link"),
+    );
+    use crate::transcript::domain::{SEGMENT_ADAM, SEGMENT_BATCHES};
+    let segment = SegmentSlots {
+        batches: r.add(
+            "segment's batches",
+            Init::Segment(SEGMENT_BATCHES),
+            Final::AbsorbsBatch,
+        ),
+        adam: adam.is_some().then(|| {
+            r.add(
+                "segment's Adam constants",
+                Init::Segment(SEGMENT_ADAM),
+                Final::AbsorbsAdam,
+            )
+        }),
+    };
     FoldSlots {
         adam,
+        segment,
         statement,
         schedule,
         commit,

@@ -2,14 +2,16 @@
 //!
 //! Each fold component registers the slots it owns ([`crate::layout`] calls
 //! the registrations in a fixed order, which fixes the indices); a slot says
-//! how it starts (z₀) and what the verifier requires of it after the last
-//! fold (z_n). `Layout::initial_state` and `Layout::check_final` are both
+//! how it starts at a step's first fold and what a step's last fold
+//! requires of it before the next step starts (a proof folds one step, or a
+//! segment of k steps, one after another). `Layout::step_start`, the
+//! circuit's step boundary (`fold::settle`) and `Layout::check_final` are all
 //! derived from this one registry, so a new slot cannot be forgotten by one
 //! of them.
 
 use std::ops::Range;
 
-/// How a slot starts in z₀.
+/// How a slot starts at a step's first fold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Init {
     /// A value of the public statement or a challenge (copied by every fold).
@@ -27,6 +29,9 @@ pub enum Init {
     Zero,
     /// One (a running power x^0).
     One,
+    /// The first link of a chain that runs over a whole segment (not
+    /// restarted between steps) with this domain tag.
+    Segment(u64),
 }
 
 /// Public values a constant slot holds.
@@ -52,7 +57,8 @@ pub enum StatementField {
     AdamC2,
 }
 
-/// What the verifier requires of a slot in z_n.
+/// What a step's last fold requires of a slot (checked in the circuit,
+/// before the slot takes its value for the next step).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Final {
     /// Equal to its z₀ value (a constant of the statement); the name is for errors.
@@ -67,8 +73,13 @@ pub enum Final {
     HashesToRho,
     /// Its hash is the second challenge γ (the transcript T2).
     HashesToGamma,
-    /// Zero: the slot carried private values, which the last fold clears.
+    /// Nothing: the slot carried private values, which the next step
+    /// restarts (z_n is public, so none survives the last step).
     Cleared,
+    /// A segment chain that absorbs the step's `c_batch`.
+    AbsorbsBatch,
+    /// A segment chain that absorbs the step's Adam constants (k₁, c₂).
+    AbsorbsAdam,
 }
 
 /// One registered slot.

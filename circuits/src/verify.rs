@@ -1,16 +1,42 @@
-//! Verification of a proof payload against a layout and Nova's verifier
-//! key: the statement, the fold count, Nova's compressed proof and the final
-//! state. Kept apart from the file format (`files`) so that reading files and
+//! Verification of a proof payload (one step, or a segment of k steps)
+//! against a layout and Nova's verifier key: the statement, the fold count,
+//! Nova's compressed proof and the final state, which the statement gives
+//! exactly. Kept apart from the file format (`files`) so that reading files and
 //! deciding what a proof proves stay two separate concerns; the prover (to
 //! skip proofs that already verify) and `zkstep-verifier` both call it.
 
 use crate::engine::VerifierKey;
-use crate::files::{ProofPayload, Statement};
-use zkstep_core::poseidon::Fr;
+use crate::files::{FirstStep, ProofPayload, SegmentPayload, SegmentStatement, Statement};
+use crate::layout::StepOpening;
+use zkstep_core::poseidon::{fr_to_hex, Fr};
 
 /// Why a proof payload does not verify (the verifier crate maps this to its error type).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection(pub String);
+
+/// The proof's spec (its header's and its statement's) must be the key's.
+fn check_spec(lay: &crate::Layout, header_spec: Fr, spec: Fr) -> Result<(), Rejection> {
+    if header_spec != lay.spec_digest || spec != lay.spec_digest {
+        return Err(Rejection(format!(
+            "the proof is for spec {}, the verifying key for spec {}",
+            fr_to_hex(&spec),
+            fr_to_hex(&lay.spec_digest)
+        )));
+    }
+    Ok(())
+}
+
+/// Each of the proof's statement fields must be the expected one.
+fn check_fields(fields: &[(&str, Fr, Fr)]) -> Result<(), Rejection> {
+    match fields.iter().find(|(_, got, want)| got != want) {
+        Some((name, got, want)) => Err(Rejection(format!(
+            "the proof's {name} is {}, expected {}",
+            fr_to_hex(got),
+            fr_to_hex(want)
+        ))),
+        None => Ok(()),
+    }
+}
 
 /// Check a proof payload against a layout and Nova verifier key; if `expected`
 /// is given the proof's statement must be exactly it. This is the whole
@@ -22,30 +48,15 @@ pub fn verify_payload(
     p: &ProofPayload,
     expected: Option<&Statement>,
 ) -> Result<Statement, Rejection> {
-    use zkstep_core::poseidon::fr_to_hex;
     let st = p.statement;
-    if header_spec != lay.spec_digest || st.spec_digest != lay.spec_digest {
-        return Err(Rejection(format!(
-            "the proof is for spec {}, the verifying key for spec {}",
-            fr_to_hex(&st.spec_digest),
-            fr_to_hex(&lay.spec_digest)
-        )));
-    }
+    check_spec(lay, header_spec, st.spec_digest)?;
     if let Some(e) = expected {
-        for (name, got, want) in [
+        check_fields(&[
             ("c_before", st.c_before, e.c_before),
             ("c_after", st.c_after, e.c_after),
             ("c_batch", st.c_batch, e.c_batch),
             ("spec_digest", st.spec_digest, e.spec_digest),
-        ] {
-            if got != want {
-                return Err(Rejection(format!(
-                    "the proof's {name} is {}, expected {}",
-                    fr_to_hex(&got),
-                    fr_to_hex(&want)
-                )));
-            }
-        }
+        ])?;
         if st.step != e.step {
             return Err(Rejection(format!(
                 "the proof is for step {}, expected step {}",
@@ -53,26 +64,104 @@ pub fn verify_payload(
             )));
         }
     }
-    if p.num_folds != lay.num_folds() as u64 {
+    // a one-step proof is a segment of one step opened by its own statement
+    let first = FirstStep {
+        c_after: st.c_after,
+        c_batch: st.c_batch,
+        challenges: p.challenges,
+    };
+    let seg = SegmentStatement {
+        spec_digest: st.spec_digest,
+        c_start: st.c_before,
+        c_end: st.c_after,
+        batches: lay.batches_digest(&[st.c_batch]),
+        step: st.step,
+        steps: 1,
+    };
+    verify_folds(lay, vk, &seg, &first, p.num_folds, &p.snark)?;
+    Ok(st)
+}
+
+/// Check a segment proof payload against a layout and Nova verifier key; if
+/// `expected` is given the proof's statement must be exactly it.
+pub fn verify_segment_payload(
+    lay: &crate::Layout,
+    vk: &VerifierKey,
+    header_spec: Fr,
+    p: &SegmentPayload,
+    expected: Option<&SegmentStatement>,
+) -> Result<SegmentStatement, Rejection> {
+    let st = p.statement;
+    check_spec(lay, header_spec, st.spec_digest)?;
+    if let Some(e) = expected {
+        check_fields(&[
+            ("c_start", st.c_start, e.c_start),
+            ("c_end", st.c_end, e.c_end),
+            ("batch digest", st.batches, e.batches),
+        ])?;
+        if (st.step, st.steps) != (e.step, e.steps) {
+            return Err(Rejection(format!(
+                "the proof is for steps {}..{}, expected steps {}..{}",
+                st.step,
+                st.step.saturating_add(st.steps),
+                e.step,
+                e.step.saturating_add(e.steps)
+            )));
+        }
+    }
+    verify_folds(lay, vk, &st, &p.first, p.num_folds, &p.snark)?;
+    Ok(st)
+}
+
+/// The check both kinds share: k steps' folds, Nova's proof from the z₀ the
+/// statement and the first step's opening give, to exactly the z_n the
+/// statement gives.
+fn verify_folds(
+    lay: &crate::Layout,
+    vk: &VerifierKey,
+    st: &SegmentStatement,
+    first: &FirstStep,
+    num_folds: u64,
+    snark: &crate::engine::CompressedSnark,
+) -> Result<(), Rejection> {
+    let k = st.steps;
+    let end = st.step.checked_add(k).filter(|_| k >= 1).ok_or_else(|| {
+        Rejection(format!(
+            "a segment of {k} steps from step {} is not a range of steps",
+            st.step
+        ))
+    })?;
+    let folds = (lay.num_folds() as u64).checked_mul(k);
+    if folds != Some(num_folds) {
         return Err(Rejection(format!(
-            "the proof has {} folds, this spec's schedule has {}",
-            p.num_folds,
-            lay.num_folds()
+            "the proof has {num_folds} folds, {k} steps of this spec's schedule have {}",
+            folds.map_or("too many".into(), |f| f.to_string())
         )));
     }
-    if p.snark.compression() != vk.compression() {
+    if snark.compression() != vk.compression() {
         return Err(Rejection(format!(
             "the proof is compressed with {}, the verifying key is for {}",
-            p.snark.compression().name(),
+            snark.compression().name(),
             vk.compression().name()
         )));
     }
-    let z0 = lay.initial_state(st.c_before, st.c_after, st.c_batch, st.step, p.challenges);
-    let zn = p
-        .snark
-        .verify(vk, lay.num_folds(), &z0)
+    let adam = lay
+        .adam_digest(st.step, k)
+        .ok_or_else(|| Rejection("Adam's constants are undefined for these steps".into()))?;
+    let opening = StepOpening {
+        c_before: st.c_start,
+        c_after: first.c_after,
+        c_batch: first.c_batch,
+        step: Fr::from(st.step),
+        challenges: first.challenges,
+        adam: lay.adam_constants(st.step),
+    };
+    let z0 = lay.step_start(&opening, lay.segment_init(true), lay.segment_init(false));
+    let n = usize::try_from(num_folds).map_err(|_| Rejection("too many folds".into()))?;
+    let zn = snark
+        .verify(vk, n, &z0)
         .map_err(|e| Rejection(format!("the compressed proof does not verify: {e}")))?;
-    lay.check_final(&z0, &zn)
-        .map_err(|e| Rejection(e.to_string()))?;
-    Ok(st)
+    let expected = lay.final_state(st.c_end, Fr::from(end), st.batches, adam);
+    lay.check_final_state(&expected, &zn)
+        .map_err(|e| Rejection(e.to_string()))
 }

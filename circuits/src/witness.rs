@@ -14,7 +14,7 @@ use crate::fold::cells::Cell;
 use crate::fold::consume::LinkWitness;
 use crate::fold::record::fold_transcript;
 use crate::fold::rows::RowWitness;
-use crate::layout::{Layout, TileDesc};
+use crate::layout::{Layout, StepOpening, TileDesc};
 use crate::transcript::{
     challenge2_from_transcript, challenge_from_transcript, transcript2_init, transcript_init,
     Challenges,
@@ -49,6 +49,50 @@ pub struct TileWitness {
     pub softmax: Vec<SoftmaxTrace>,
     /// Salt of the batch commitment.
     pub salt: Fr,
+    /// The next step's public values (a step's last fold in a segment; zero otherwise).
+    pub next: NextStep,
+}
+
+/// The public values of the step that follows, which a step's last fold
+/// puts into the state for that step's first fold. Zero on every other fold
+/// and after a proof's last step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NextStep {
+    /// Its c_after.
+    pub c_after: Fr,
+    /// Its c_batch.
+    pub c_batch: Fr,
+    /// Its ρ.
+    pub rho: Fr,
+    /// Its γ.
+    pub gamma: Fr,
+    /// Its Adam constants (k₁, c₂), zero for another optimizer.
+    pub adam: (Fr, Fr),
+}
+
+impl NextStep {
+    /// What a closing fold carries of the step that follows.
+    pub fn of(o: &StepOpening) -> Self {
+        NextStep {
+            c_after: o.c_after,
+            c_batch: o.c_batch,
+            rho: o.challenges.rho,
+            gamma: o.challenges.gamma,
+            adam: o.adam,
+        }
+    }
+
+    /// The values in the circuit's order.
+    pub fn values(&self) -> [Fr; 6] {
+        [
+            self.c_after,
+            self.c_batch,
+            self.rho,
+            self.gamma,
+            self.adam.0,
+            self.adam.1,
+        ]
+    }
 }
 
 impl TileWitness {
@@ -99,6 +143,7 @@ fn padding(layout: &Layout, d: TileDesc, salt: Fr) -> TileWitness {
         x: vec![0; bsz * layout.xcols],
         softmax: vec![],
         salt,
+        next: NextStep::default(),
     }
 }
 
@@ -203,6 +248,24 @@ fn fill_softmax(tw: &mut TileWitness, layout: &Layout) -> Result<(), CircuitErro
         })
         .collect::<Result<_, _>>()?;
     Ok(())
+}
+
+/// One step's opening: its commitments, step, challenges and Adam constants.
+pub fn opening(
+    layout: &Layout,
+    before: &Checkpoint,
+    after: &Checkpoint,
+    batch: &Batch,
+    challenges: Challenges,
+) -> StepOpening {
+    StepOpening {
+        c_before: commit_params(&layout.spec, before),
+        c_after: commit_params(&layout.spec, after),
+        c_batch: commit_batch(&layout.spec, batch),
+        step: Fr::from(before.step),
+        challenges,
+        adam: layout.adam_constants(before.step),
+    }
 }
 
 /// All fold witnesses and the challenges ρ, γ for one step.

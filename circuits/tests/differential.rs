@@ -143,7 +143,8 @@ fn cross_entropy_satisfies_every_fold() {
 
 /// The native witness builder and the circuit absorb the same values into
 /// the transcript T in the same order (both call `transcript::fold_transcript`):
-/// after every fold the circuit's T equals the native chain.
+/// after every fold the circuit's T equals the native chain, and at the
+/// step's end the native chain hashes to the ρ the circuit checked.
 #[test]
 fn circuit_and_witness_builder_agree_on_the_transcript() {
     use zkstep_core::commit::{chain_absorb, pack_values};
@@ -161,7 +162,13 @@ fn circuit_and_witness_builder_agree_on_the_transcript() {
             let mut rec = pack_values(&w.transcript_values());
             rec.push(w.salt);
             native = chain_absorb(native, &rec);
-            assert_eq!(z[t_slot], native, "fold {:?}", w.desc);
+            if w.desc.is_final {
+                // the step closes: T hashes to ρ, and the next step restarts it
+                let rho = zkstep_circuits::transcript::challenge_from_transcript(native);
+                assert_eq!(rho, c.z0[c.layout.slots.statement.rho]);
+            } else {
+                assert_eq!(z[t_slot], native, "fold {:?}", w.desc);
+            }
         }
     }
 }

@@ -40,22 +40,22 @@ fn shape(layout: &Layout) -> String {
 #[test]
 fn constraint_counts() {
     let tiny = ModelSpec::from_toml_str(TWO_LAYER).unwrap();
-    expect!["rows 2 folds 3 arity 37 constraints/fold 15204"]
+    expect!["rows 2 folds 3 arity 39 constraints/fold 17944"]
         .assert_eq(&shape(&Layout::new(&tiny, 2).unwrap()));
     let mom = ModelSpec::from_toml_str(
         &TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
     )
     .unwrap();
-    expect!["rows 1 folds 6 arity 37 constraints/fold 12168"]
+    expect!["rows 1 folds 6 arity 39 constraints/fold 14908"]
         .assert_eq(&shape(&Layout::new(&mom, 1).unwrap()));
     for (kind, want) in [
         (
             "kind = \"adam\"\nlr = 0.1\nweight_decay = 0.01",
-            expect!["rows 1 folds 6 arity 39 constraints/fold 15378"],
+            expect!["rows 1 folds 6 arity 42 constraints/fold 18511"],
         ),
         (
             "kind = \"adamw\"\nlr = 0.1",
-            expect!["rows 1 folds 6 arity 39 constraints/fold 15408"],
+            expect!["rows 1 folds 6 arity 42 constraints/fold 18541"],
         ),
     ] {
         let adam = ModelSpec::from_toml_str(&TWO_LAYER.replace("lr = 0.1", kind)).unwrap();
@@ -65,16 +65,16 @@ fn constraint_counts() {
         &TWO_LAYER.replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]"),
     )
     .unwrap();
-    expect!["rows 2 folds 3 arity 37 constraints/fold 22563"]
+    expect!["rows 2 folds 3 arity 39 constraints/fold 25303"]
         .assert_eq(&shape(&Layout::new(&ce, ce.output_width()).unwrap()));
-    expect!["rows 11 folds 5 arity 47 constraints/fold 104589"].assert_eq(&shape(
+    expect!["rows 11 folds 5 arity 49 constraints/fold 107329"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&demo_spec(), zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     let wide = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
     )
     .unwrap();
-    expect!["rows 6 folds 11 arity 47 constraints/fold 127473"].assert_eq(&shape(
+    expect!["rows 6 folds 11 arity 49 constraints/fold 130213"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&wide, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     // a row of 300 inputs (records padded to 345 = 5 blocks) cut into 5 folds
@@ -82,6 +82,6 @@ fn constraint_counts() {
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
     )
     .unwrap();
-    expect!["rows 1 folds 20 arity 51 constraints/fold 48111"]
+    expect!["rows 1 folds 20 arity 53 constraints/fold 50851"]
         .assert_eq(&shape(&Layout::with_segments(&seg, 1, 5).unwrap()));
 }

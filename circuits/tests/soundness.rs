@@ -241,95 +241,87 @@ fn swapped_folds_fail_the_schedule_or_the_constraints() {
     }
 }
 
+/// What closes a step is checked in the circuit, at the step's last fold:
+/// each of these starts one value off and fails there or earlier.
+#[test]
+fn closing_checks_reject_wrong_statements() {
+    let c = two();
+    let (st, tr) = (&c.layout.slots.statement, &c.layout.slots.transcript);
+    let one = zkstep_core::Fr::from(1u64);
+    let fails = |slot: usize, needle: &str| {
+        let mut z0 = c.z0.clone();
+        z0[slot] += one;
+        match run_all(&c.layout, &c.witnesses, &z0) {
+            Ok(_) => panic!("z0[{slot}] + 1 was accepted by every fold"),
+            Err((_, path)) => assert!(
+                needle.is_empty() || path.contains(needle),
+                "z0[{slot}] + 1 failed at {path}, expected …{needle}…"
+            ),
+        }
+    };
+    fails(st.c_after, "closes_h_after");
+    fails(st.c_before, "closes_h_before");
+    fails(tr.t, "rho_from_transcript");
+    fails(tr.t2, "gamma_from_transcript2");
+    fails(c.layout.slots.schedule.sched, "closes_schedule");
+    fails(st.c_batch, "c_batch_opened");
+    // another ρ or γ breaks the claims before the transcript check
+    fails(st.rho, "");
+    fails(tr.gamma, "");
+    // the next step's values are zero except where a step closes
+    let mut ws = c.witnesses.clone();
+    ws[0].next.c_after = one;
+    let err = run_all(&c.layout, &ws, &c.z0).unwrap_err();
+    assert!(err.1.contains("next_c_after_zero"), "{err:?}");
+}
+
+/// z_n follows from the statement alone: the verifier names the slot that
+/// is not what the statement gives.
 #[test]
 fn final_state_checks_reject_wrong_statements() {
     let c = two();
     let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap();
-    let (st, tr) = (&c.layout.slots.statement, &c.layout.slots.transcript);
+    c.layout.check_final(&c.z0, &zn).unwrap();
+    let one = zkstep_core::Fr::from(1u64);
+    let st = &c.layout.slots.statement;
+    for (slot, name) in [
+        (st.c_before, "c_before"),
+        (st.step, "step"),
+        (c.layout.slots.segment.batches, "segment's batches"),
+        (c.layout.slots.links.prod_ta, "prod_ta"),
+        (c.layout.slots.transcript.t, "transcript"),
+    ] {
+        let mut z = zn.clone();
+        z[slot] += one;
+        assert_eq!(
+            c.layout.check_final(&c.z0, &z),
+            Err(FinalStateError::Slot(name))
+        );
+    }
+    // another c_batch in the statement: the segment's batch chain differs
     let mut z0 = c.z0.clone();
-    z0[st.c_after] += zkstep_core::Fr::from(1u64);
-    let mut zn2 = zn.clone();
-    zn2[st.c_after] = z0[st.c_after];
+    z0[st.c_batch] += one;
     assert_eq!(
-        c.layout.check_final(&z0, &zn2),
-        Err(FinalStateError::CAfter)
-    );
-    let mut zn3 = zn.clone();
-    zn3[tr.t] += zkstep_core::Fr::from(1u64);
-    assert_eq!(
-        c.layout.check_final(&c.z0, &zn3),
-        Err(FinalStateError::Challenge)
-    );
-    let mut zn4 = zn.clone();
-    zn4[c.layout.slots.schedule.sched] += zkstep_core::Fr::from(1u64);
-    assert_eq!(
-        c.layout.check_final(&c.z0, &zn4),
-        Err(FinalStateError::Schedule)
-    );
-    // the second challenge: another T2, another γ, another start of T2
-    let mut zn5 = zn.clone();
-    zn5[tr.t2] += zkstep_core::Fr::from(1u64);
-    assert_eq!(
-        c.layout.check_final(&c.z0, &zn5),
-        Err(FinalStateError::Challenge2)
-    );
-    let (mut z0g, mut zng) = (c.z0.clone(), zn.clone());
-    z0g[tr.gamma] += zkstep_core::Fr::from(1u64);
-    zng[tr.gamma] = z0g[tr.gamma];
-    assert_eq!(
-        c.layout.check_final(&z0g, &zng),
-        Err(FinalStateError::Challenge2)
-    );
-    let mut z0t = c.z0.clone();
-    z0t[tr.t2] += zkstep_core::Fr::from(1u64);
-    assert!(matches!(
-        c.layout.check_final(&z0t, &zn),
-        Err(FinalStateError::Constant(_))
-    ));
-    // a private slot left in the final state
-    let mut zn6 = zn.clone();
-    zn6[c.layout.slots.links.prod_ta] += zkstep_core::Fr::from(1u64);
-    assert_eq!(
-        c.layout.check_final(&c.z0, &zn6),
-        Err(FinalStateError::NotCleared(c.layout.slots.links.prod_ta))
+        c.layout.check_final(&z0, &zn),
+        Err(FinalStateError::Slot("segment's batches"))
     );
 }
 
-/// z_n is public. With the same θ, X and Y but another salt, every slot
-/// that is not public anyway (statement, schedule, the commitment chains,
-/// which equal c_before/c_after) must be zero or change: nothing in z_n is
-/// an unsalted function of the private values.
+/// z_n is public, and it is exactly what the statement gives: with the same
+/// θ, X and Y but another salt, z_n differs only through c_batch, and each
+/// is the state `final_state` derives from its own statement.
 #[test]
 fn final_state_reveals_nothing_unsalted() {
     let c = two();
-    let (st, tr) = (&c.layout.slots.statement, &c.layout.slots.transcript);
     let mut other = c.batch.clone();
     other.salt += zkstep_core::Fr::from(1u64);
     let d = case_from(c.spec.clone(), c.before.clone(), other, Some(2));
     let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap();
     let zd = run_all(&d.layout, &d.witnesses, &d.z0).unwrap();
-    let public = [
-        st.spec,
-        st.c_before,
-        st.c_after,
-        st.c_batch,
-        st.rho,
-        st.step,
-        c.layout.slots.schedule.sched,
-        c.layout.slots.commit.h_before,
-        c.layout.slots.commit.h_after,
-        tr.gamma,
-    ];
-    for i in (0..zn.len()).filter(|i| !public.contains(i)) {
-        let zero = zkstep_core::Fr::from(0u64);
-        assert!(
-            (zn[i] == zero && zd[i] == zero) || zn[i] != zd[i],
-            "slot {i} of z_n does not depend on the salt"
-        );
-    }
-    // the challenges, public, change with the salt too
-    assert_ne!(zn[st.rho], zd[st.rho]);
-    assert_ne!(zn[tr.gamma], zd[tr.gamma]);
+    c.layout.check_final(&c.z0, &zn).unwrap();
+    d.layout.check_final(&d.z0, &zd).unwrap();
+    let differ: Vec<usize> = (0..zn.len()).filter(|&i| zn[i] != zd[i]).collect();
+    assert_eq!(differ, vec![c.layout.slots.segment.batches]);
 }
 
 #[test]
@@ -460,4 +452,77 @@ fn cross_entropy_mutations_are_rejected() {
         w.cells[0].y -= 1_000_000_000;
         w.cells[1].y += 1_000_000_000;
     });
+}
+
+/// Three steps folded as one segment satisfy every fold and end in the
+/// state the segment's statement gives; another order of batches, another
+/// range of steps, or a step's opening off by one are rejected.
+#[test]
+fn a_segment_of_steps_chains_and_rejects_what_it_does_not_prove() {
+    for toml in [
+        TWO_LAYER.to_string(),
+        TWO_LAYER.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1"),
+    ] {
+        let s = segment(&toml, 2, 7, 3);
+        let zn = run_all(&s.layout, &s.witnesses, &s.z0).unwrap();
+        let cb = s.c_batches();
+        let lay = &s.layout;
+        lay.check_final_state(&s.expected_final(&cb, 0, 3), &zn)
+            .unwrap();
+        // the batches in another order
+        let swapped = [cb[1], cb[0], cb[2]];
+        assert_eq!(
+            lay.check_final_state(&s.expected_final(&swapped, 0, 3), &zn),
+            Err(FinalStateError::Slot("segment's batches"))
+        );
+        // claimed for another range: steps 1..4 (or the first two only)
+        assert!(lay
+            .check_final_state(&s.expected_final(&cb, 1, 3), &zn)
+            .is_err());
+        assert!(lay
+            .check_final_state(&s.expected_final(&cb[..2], 0, 2), &zn)
+            .is_err());
+        let per = lay.num_folds();
+        let one = zkstep_core::Fr::from(1u64);
+        // a closing fold that opens the next step with another c_after,
+        // c_batch, ρ or γ: the next step cannot close
+        for (what, needle) in [
+            (0, "closes_h_after"),
+            (1, "c_batch_opened"),
+            (2, ""),
+            (3, ""),
+        ] {
+            let mut ws = s.witnesses.clone();
+            let n = &mut ws[per - 1].next;
+            match what {
+                0 => n.c_after += one,
+                1 => n.c_batch += one,
+                2 => n.rho += one,
+                _ => n.gamma += one,
+            }
+            let err = run_all(lay, &ws, &s.z0).unwrap_err();
+            assert!(err.0 >= per, "{what}: failed in fold {}", err.0);
+            assert!(err.1.contains(needle), "{what}: {err:?}");
+        }
+        // a fold of step 2 in place of step 1's: the schedule or the constraints
+        let mut ws = s.witnesses.clone();
+        ws.swap(0, per);
+        if let Ok(zn) = run_all(lay, &ws, &s.z0) {
+            assert!(lay
+                .check_final_state(&s.expected_final(&cb, 0, 3), &zn)
+                .is_err());
+        }
+        if lay.slots.adam.is_some() {
+            // another step's Adam constants carried into step 2
+            let mut ws = s.witnesses.clone();
+            ws[per - 1].next.adam.0 += one;
+            match run_all(lay, &ws, &s.z0) {
+                Ok(zn) => assert_eq!(
+                    lay.check_final_state(&s.expected_final(&cb, 0, 3), &zn),
+                    Err(FinalStateError::Slot("segment's Adam constants"))
+                ),
+                Err((f, _)) => assert!(f >= per),
+            }
+        }
+    }
 }

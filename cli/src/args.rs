@@ -34,6 +34,9 @@ pub enum Command {
     Prove(ProveArgs),
     /// Prove every step of a run (run.json), skipping steps whose proof exists and verifies.
     ProveRun(ProveRunArgs),
+    /// Prove k consecutive steps of a run as one segment proof (θ_t → θ_{t+k}
+    /// over the k batches; the proof's size and verify time do not grow with k).
+    ProveSegment(ProveSegmentArgs),
     /// Verify every proof of a run (run.json) against its manifest and the
     /// commitment chain from its first checkpoint to its last, naming every
     /// gap, forgery, duplicate or reordering.
@@ -232,6 +235,24 @@ pub struct ProveArgs {
 /// `zkstep prove-run`.
 #[derive(Args, Debug)]
 pub struct ProveRunArgs {
+    /// The run, the keys and the output flags.
+    #[command(flatten)]
+    pub run: RunProving,
+    /// Prove only shard I of N (0 ≤ I < N): unit u of the run (a step, or a
+    /// segment with --segment) belongs to shard u mod N. N workers given
+    /// 0/N … N−1/N prove the whole run between them, each writing its own
+    /// files; rerunning a shard skips what exists and verifies.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(u64, u64)>,
+    /// Prove segments of K steps (one proof each, `segment_{t}_{K}.zkstep`;
+    /// the last may be shorter) instead of one proof per step.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    pub segment: Option<u64>,
+}
+
+/// The flags of every command that proves a run's steps.
+#[derive(Args, Debug)]
+pub struct RunProving {
     /// Run directory (from `zkstep train`).
     #[arg(long)]
     pub run: PathBuf,
@@ -242,12 +263,41 @@ pub struct ProveRunArgs {
     #[arg(long, default_value = "auto")]
     pub msm: Backend,
     /// Replace proof files in the run that exist but are not proofs of their
-    /// step under these keys (e.g. proofs made with other keys).
+    /// steps under these keys (e.g. proofs made with other keys).
     #[arg(long)]
     pub force: bool,
     /// Print a JSON summary instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `I/N` with 0 ≤ I < N.
+fn parse_shard(s: &str) -> std::result::Result<(u64, u64), String> {
+    let bad = || format!("{s:?}: expected I/N with 0 ≤ I < N (e.g. 0/4)");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u64, u64) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i < n {
+        Ok((i, n))
+    } else {
+        Err(bad())
+    }
+}
+
+/// `zkstep prove-segment`.
+#[derive(Args, Debug)]
+pub struct ProveSegmentArgs {
+    /// The run, the keys and the output flags.
+    #[command(flatten)]
+    pub run: RunProving,
+    /// First step t of the segment.
+    #[arg(long)]
+    pub from: u64,
+    /// Steps k in the segment (θ_t → θ_{t+k}, one proof).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub steps: u64,
 }
 
 /// `zkstep verify-run`.

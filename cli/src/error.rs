@@ -30,6 +30,9 @@ pub enum CliError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// Flags that do not make sense together or with this run.
+    #[error("{0}")]
+    Usage(String),
     /// Refusing to overwrite something of the user's.
     #[error("{}: already exists; refusing to overwrite it (pass --force to replace it)", .0.display())]
     Exists(PathBuf),

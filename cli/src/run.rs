@@ -43,6 +43,22 @@ pub fn proof_name(t: u64) -> String {
     format!("proof_{t}.zkstep")
 }
 
+/// File of the segment proof of steps t .. t + k inside a run directory
+/// (`prove-segment`, `prove-run --segment`).
+pub fn segment_name(t: u64, k: u64) -> String {
+    format!("segment_{t}_{k}.zkstep")
+}
+
+/// The (t, k) of a file name `segment_{t}_{k}.zkstep` (canonical decimals only).
+pub fn parse_segment_name(name: &str) -> Option<(u64, u64)> {
+    let (t, k) = name
+        .strip_prefix("segment_")?
+        .strip_suffix(".zkstep")?
+        .split_once('_')?;
+    let (a, b): (u64, u64) = (t.parse().ok()?, k.parse().ok()?);
+    (a.to_string() == t && b.to_string() == k).then_some((a, b))
+}
+
 /// The step in a file name `{prefix}{t}.safetensors` (canonical decimal only).
 fn numbered(name: &str, prefix: &str) -> Option<u64> {
     let digits = name.strip_prefix(prefix)?.strip_suffix(".safetensors")?;
@@ -62,6 +78,17 @@ pub struct RunLock {
 impl RunLock {
     /// Lock `dir` (which must exist), or fail at once if another holds it.
     pub fn acquire(dir: &Path) -> Result<RunLock> {
+        RunLock::take(dir, false)
+    }
+
+    /// A shared lock on `dir`: any number of provers (the shards of one
+    /// run, each writing its own proof files atomically) hold it together,
+    /// and none while a `train` holds the exclusive one.
+    pub fn acquire_shared(dir: &Path) -> Result<RunLock> {
+        RunLock::take(dir, true)
+    }
+
+    fn take(dir: &Path, shared: bool) -> Result<RunLock> {
         let path = dir.join(LOCK_FILE);
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -76,7 +103,12 @@ impl RunLock {
                     CliError::NoRunDir(dir.to_path_buf())
                 }
             })?;
-        match file.try_lock() {
+        let locked = if shared {
+            file.try_lock_shared()
+        } else {
+            file.try_lock()
+        };
+        match locked {
             Ok(()) => Ok(RunLock { _file: file }),
             Err(std::fs::TryLockError::WouldBlock) => Err(CliError::RunLocked {
                 dir: dir.to_path_buf(),
@@ -237,6 +269,32 @@ pub fn statement(s: &ModelSpec, mpath: &Path, e: &StepEntry) -> Result<Statement
         c_after: manifest_fr(mpath, "c_after", &e.c_after)?,
         c_batch: manifest_fr(mpath, "c_batch", &e.c_batch)?,
         step: e.step,
+    })
+}
+
+/// The statement the manifest records for a segment of consecutive steps
+/// (`entries`, non-empty): from the first's c_before to the last's c_after
+/// over their batches, in order.
+pub fn segment_statement(
+    s: &ModelSpec,
+    layout: &zkstep_circuits::Layout,
+    mpath: &Path,
+    entries: &[StepEntry],
+) -> Result<zkstep_circuits::files::SegmentStatement> {
+    let sts = entries
+        .iter()
+        .map(|e| statement(s, mpath, e))
+        .collect::<Result<Vec<_>>>()?;
+    let (Some(first), Some(last)) = (sts.first(), sts.last()) else {
+        return Err(CliError::Usage("a segment of no steps".into()));
+    };
+    Ok(zkstep_circuits::files::SegmentStatement {
+        spec_digest: s.digest(),
+        c_start: first.c_before,
+        c_end: last.c_after,
+        batches: layout.batches_digest(&sts.iter().map(|st| st.c_batch).collect::<Vec<_>>()),
+        step: first.step,
+        steps: sts.len() as u64,
     })
 }
 

@@ -5,90 +5,11 @@
 //! its step's without `--force`; bad inputs to `prove` are clear errors.
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
-use std::process::Command;
-use zkstep_core::poseidon::fr_from_hex;
 use zkstep_core::ModelSpec;
 use zkstep_verifier::{read_proof, read_verifying_key, verify, Statement};
 
-const SPEC: &str = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 3\nactivation = \"relu\"\n[[layers]]\ninputs = 3\noutputs = 1\n";
-
-fn run(args: &[&str]) -> (bool, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_zkstep"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.success(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-/// The statement run.json's entry `e` (step t) records.
-fn manifest_statement(spec: &ModelSpec, e: &serde_json::Value, t: usize) -> Statement {
-    let h = |k: &str| fr_from_hex(e[k].as_str().unwrap()).unwrap();
-    Statement {
-        spec_digest: spec.digest(),
-        c_before: h("c_before"),
-        c_after: h("c_after"),
-        c_batch: h("c_batch"),
-        step: t as u64,
-    }
-}
-
-/// `zkstep keygen` of `d/spec.toml` into `d/keys` with 2 rows a tile, and `extra` flags.
-fn keygen(d: &std::path::Path, extra: &[&str]) -> (bool, String, String) {
-    let p = |n: &str| -> String { d.join(n).display().to_string() };
-    let (spec, keys) = (p("spec.toml"), p("keys"));
-    let mut args = vec!["keygen", "--spec", &spec, "--out", &keys, "--rows", "2"];
-    args.extend_from_slice(extra);
-    run(&args)
-}
-
-/// Write `spec` and a 20-sample dataset into `d`, then `init` and `train` `steps` steps into `d/run`.
-fn trained_run(d: &std::path::Path, spec: &str, steps: u64) {
-    let p = |n: &str| -> String { d.join(n).display().to_string() };
-    std::fs::write(p("spec.toml"), spec).unwrap();
-    let x: Vec<f32> = (0..40)
-        .map(|i| ((i * 37) % 17) as f32 / 17.0 - 0.5)
-        .collect();
-    let y: Vec<f32> = (0..20).map(|i| (i % 2) as f32).collect();
-    zkstep_core::format::write_float_dataset(
-        &PathBuf::from(p("data.safetensors")),
-        &x,
-        [20, 2],
-        &y,
-        [20, 1],
-    )
-    .unwrap();
-    assert!(
-        run(&[
-            "init",
-            "--spec",
-            &p("spec.toml"),
-            "--out",
-            &p("c0.safetensors")
-        ])
-        .0
-    );
-    assert!(
-        run(&[
-            "train",
-            "--spec",
-            &p("spec.toml"),
-            "--ckpt",
-            &p("c0.safetensors"),
-            "--data",
-            &p("data.safetensors"),
-            "--steps",
-            &steps.to_string(),
-            "--out-dir",
-            &p("run")
-        ])
-        .0
-    );
-}
+mod common;
+use common::*;
 
 /// `init`, `train` (checkpoints with m and v), `keygen`, `prove-run` for
 /// Adam with cross-entropy (labels as class indices) and AdamW with MSE;
@@ -214,15 +135,7 @@ fn three_chained_steps_prove_and_verify() {
         .all(|x| x["skipped"] == true));
 
     // verify-run: the whole run with only the verifying key
-    let verify_run = || {
-        run(&[
-            "verify-run",
-            "--run",
-            &p("run"),
-            "--vk",
-            &p("keys/verifying.key"),
-        ])
-    };
+    let verify_run = || verify_run(d.path());
     let (ok, out, err) = verify_run();
     assert!(ok && out.contains("ACCEPTED: 3 steps"), "{out}{err}");
     let proof = |t: usize| d.path().join(format!("run/proof_{t}.zkstep"));
@@ -328,4 +241,149 @@ fn three_chained_steps_prove_and_verify() {
         std::fs::read(p("run/proof_0.zkstep")).unwrap(),
         b"not a proof"
     );
+}
+
+/// Segment proofs and shards: `prove-segment` proves four steps as one
+/// proof, which verifies against the statement the manifest gives and is no
+/// larger than a one-step proof; `verify-run` accepts a run covered by
+/// segments and names a segment claimed for the wrong range, a forged one
+/// and the steps a missing shard leaves unproven; two shards of
+/// `prove-run --segment 2` prove the run between them.
+#[test]
+fn segments_and_shards_cover_a_run() {
+    use zkstep_verifier::{read_any_proof, verify_segment, AnyProof, SegmentStatement};
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| -> String { d.path().join(n).display().to_string() };
+    trained_run(d.path(), SPEC, 4);
+    let (ok, _, err) = keygen(d.path(), &[]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = run(&[
+        "prove-segment",
+        "--run",
+        &p("run"),
+        "--keys",
+        &p("keys"),
+        "--from",
+        "0",
+        "--steps",
+        "4",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["proofs"][0]["steps"], 4);
+    assert_eq!(v["proofs"][0]["folds"].as_u64().unwrap() % 4, 0);
+    // the segment's statement, from the manifest
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p("run/run.json")).unwrap()).unwrap();
+    let spec = ModelSpec::from_toml_str(SPEC).unwrap();
+    let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
+    let sts: Vec<Statement> = m["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(t, e)| manifest_statement(&spec, e, t))
+        .collect();
+    let want = SegmentStatement {
+        spec_digest: spec.digest(),
+        c_start: sts[0].c_before,
+        c_end: sts[3].c_after,
+        batches: vk
+            .layout
+            .batches_digest(&sts.iter().map(|s| s.c_batch).collect::<Vec<_>>()),
+        step: 0,
+        steps: 4,
+    };
+    let bytes = std::fs::read(p("run/segment_0_4.zkstep")).unwrap();
+    let AnyProof::Segment(seg) = read_any_proof(&bytes).unwrap() else {
+        panic!("not a segment proof")
+    };
+    verify_segment(&vk, &seg, Some(&want)).unwrap();
+    // another order of batches, another range, another end: rejected
+    let mut other = want;
+    other.batches = vk.layout.batches_digest(&[
+        sts[1].c_batch,
+        sts[0].c_batch,
+        sts[2].c_batch,
+        sts[3].c_batch,
+    ]);
+    assert!(verify_segment(&vk, &seg, Some(&other)).is_err());
+    let mut forged = seg;
+    forged.payload.statement.steps = 3;
+    forged.payload.statement.c_end = sts[2].c_after;
+    assert!(verify_segment(&vk, &forged, None).is_err());
+    forged.payload.statement = want;
+    forged.payload.statement.step = 1;
+    assert!(verify_segment(&vk, &forged, None).is_err());
+    // one-step proof beside it: a segment is no larger than 10% more
+    let (ok, _, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys")]);
+    assert!(ok, "{err}");
+    let one = std::fs::metadata(p("run/proof_0.zkstep")).unwrap().len() as f64;
+    assert!((bytes.len() as f64) < one * 1.1, "{} vs {one}", bytes.len());
+    let verify_run = || verify_run(d.path());
+    let (ok, out, err) = verify_run();
+    assert!(ok && out.contains("ACCEPTED: 4 steps"), "{out}{err}");
+    // only the segment covers the run
+    for t in 0..4 {
+        std::fs::remove_file(p(&format!("run/proof_{t}.zkstep"))).unwrap();
+    }
+    let (ok, out, err) = verify_run();
+    assert!(ok && out.contains("1 segment proofs"), "{out}{err}");
+    // a segment claimed for the wrong range
+    std::fs::rename(p("run/segment_0_4.zkstep"), p("run/segment_1_3.zkstep")).unwrap();
+    let (ok, _, err) = verify_run();
+    assert!(!ok, "accepted a segment under another range");
+    assert!(
+        err.contains("segment 1..4") && err.contains("claimed for the wrong range"),
+        "{err}"
+    );
+    assert!(err.contains("step 0: no proof"), "{err}");
+    std::fs::remove_file(p("run/segment_1_3.zkstep")).unwrap();
+    // two shards of segments of 2 steps prove the run between them
+    for shard in ["0/2", "1/2"] {
+        let (ok, out, err) = run(&[
+            "prove-run",
+            "--run",
+            &p("run"),
+            "--keys",
+            &p("keys"),
+            "--segment",
+            "2",
+            "--shard",
+            shard,
+        ]);
+        assert!(ok, "{err}");
+        assert!(out.contains(&format!("(shard {shard})")), "{out}");
+    }
+    assert!(d.path().join("run/segment_0_2.zkstep").exists());
+    assert!(d.path().join("run/segment_2_2.zkstep").exists());
+    let (ok, out, err) = verify_run();
+    assert!(ok && out.contains("2 segment proofs"), "{out}{err}");
+    // a forged segment, then a missing shard's steps
+    let seg = p("run/segment_2_2.zkstep");
+    let saved = std::fs::read(&seg).unwrap();
+    let mut b = saved.clone();
+    let n = b.len() - 100;
+    b[n] ^= 4;
+    std::fs::write(&seg, b).unwrap();
+    let (ok, _, err) = verify_run();
+    assert!(!ok && err.contains("segment 2..4"), "{err}");
+    std::fs::remove_file(&seg).unwrap();
+    let (ok, _, err) = verify_run();
+    assert!(
+        !ok && err.contains("step 2: no proof") && err.contains("step 3: no proof"),
+        "{err}"
+    );
+    // a bad shard is a usage error
+    let (ok, _, err) = run(&[
+        "prove-run",
+        "--run",
+        &p("run"),
+        "--keys",
+        &p("keys"),
+        "--shard",
+        "2/2",
+    ]);
+    assert!(!ok && err.contains("I/N"), "{err}");
 }

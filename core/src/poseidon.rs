@@ -3,11 +3,15 @@
 //! in its frontend. Using the very sponge whose circuit twin lives in the same
 //! crate is what lets native and in-circuit commitments agree.
 //!
-//! Everything zkstep hashes goes through [`h24`]: one absorption of exactly
-//! [`RATE`] field elements and one squeeze, i.e. one permutation of width 25.
+//! Everything zkstep commits to goes through [`h24`]: one absorption of
+//! exactly [`RATE`] field elements and one squeeze, i.e. one permutation of
+//! width 25. The few short hashes that live only inside proofs (the
+//! challenges, the transcripts' first links, the segment chains) use [`h8`],
+//! the same sponge at width 9: half the constraints in a circuit that pays
+//! for them in every fold.
 
 use ff::PrimeField;
-use generic_array::typenum::U24;
+use generic_array::typenum::{U24, U8};
 use nova_snark::frontend::gadgets::poseidon::{
     IOPattern, PoseidonConstants, Simplex, Sponge, SpongeAPI, SpongeOp, SpongeTrait, Strength,
 };
@@ -25,21 +29,56 @@ pub fn constants() -> &'static PoseidonConstants<Fr, U24> {
     C.get_or_init(|| Sponge::<Fr, U24>::api_constants(Strength::Standard))
 }
 
-/// The IO pattern of every zkstep hash: absorb 24, squeeze 1.
+/// The IO pattern of [`h24`]: absorb 24, squeeze 1.
 pub fn io_pattern() -> IOPattern {
-    IOPattern(vec![SpongeOp::Absorb(RATE as u32), SpongeOp::Squeeze(1)])
+    io_pattern_of(RATE)
+}
+
+/// Field elements absorbed by the short hash [`h8`].
+pub const RATE8: usize = 8;
+
+/// The short sponge's constants (width 9).
+pub fn constants8() -> &'static PoseidonConstants<Fr, U8> {
+    static C: OnceLock<PoseidonConstants<Fr, U8>> = OnceLock::new();
+    C.get_or_init(|| Sponge::<Fr, U8>::api_constants(Strength::Standard))
+}
+
+/// The IO pattern of a hash of `rate` elements: absorb them, squeeze 1.
+pub fn io_pattern_of(rate: usize) -> IOPattern {
+    IOPattern(vec![SpongeOp::Absorb(rate as u32), SpongeOp::Squeeze(1)])
+}
+
+/// One absorption of all of `$inputs` (the sponge's rate) and one squeeze,
+/// with the constants `$c` (a macro: nova-snark keeps its `Arity` bound private).
+macro_rules! sponge_hash {
+    ($c:expr, $inputs:expr) => {{
+        let inputs: &[Fr] = $inputs;
+        let mut sponge = Sponge::new_with_constants($c, Simplex);
+        let acc = &mut ();
+        sponge.start(io_pattern_of(inputs.len()), None, acc);
+        SpongeAPI::absorb(&mut sponge, inputs.len() as u32, inputs, acc);
+        let out = SpongeAPI::squeeze(&mut sponge, 1, acc);
+        // `finish` only fails if the IO pattern was not followed, which it was just above.
+        let _ = sponge.finish(acc);
+        out[0]
+    }};
 }
 
 /// Poseidon hash of exactly 24 field elements.
 pub fn h24(inputs: &[Fr; RATE]) -> Fr {
-    let mut sponge = Sponge::new_with_constants(constants(), Simplex);
-    let acc = &mut ();
-    sponge.start(io_pattern(), None, acc);
-    SpongeAPI::absorb(&mut sponge, RATE as u32, inputs, acc);
-    let out = SpongeAPI::squeeze(&mut sponge, 1, acc);
-    // `finish` only fails if the IO pattern was not followed, which it was just above.
-    let _ = sponge.finish(acc);
-    out[0]
+    sponge_hash!(constants(), inputs)
+}
+
+/// Poseidon hash of exactly 8 field elements (width 9; proof-internal hashes only).
+pub fn h8(inputs: &[Fr; RATE8]) -> Fr {
+    sponge_hash!(constants8(), inputs)
+}
+
+/// [`h8`] of up to 8 elements, zero-padded.
+pub fn h8_of(inputs: &[Fr]) -> Fr {
+    let mut a = [Fr::from(0u64); RATE8];
+    a[..inputs.len()].copy_from_slice(inputs);
+    h8(&a)
 }
 
 /// A field element from 32 digest bytes: the first 31 bytes, little-endian (248 bits < p).

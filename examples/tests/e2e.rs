@@ -11,9 +11,12 @@ use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::model::seeded_salt;
 use zkstep_core::{step, Batch, Checkpoint, Matrix, ModelSpec};
 use zkstep_prover::ivc::{
-    keygen, keygen_with, proof_bytes, prove, verifying_key_bytes, Keys, Setup,
+    keygen, keygen_with, proof_bytes, prove, prove_segment, segment_proof_bytes,
+    verifying_key_bytes, Keys, Setup,
 };
-use zkstep_verifier::{read_proof, read_verifying_key, verify, VerifyError};
+use zkstep_verifier::{
+    read_any_proof, read_proof, read_verifying_key, verify, verify_segment, AnyProof, VerifyError,
+};
 
 const SPEC: &str = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 3\noutputs = 3\nactivation = \"relu\"\n[[layers]]\ninputs = 3\noutputs = 2\n";
 
@@ -233,7 +236,9 @@ fn adam_mid_run_proves_and_verifies() {
     .unwrap();
     let keys = keygen(&spec, Some(2), usize::MAX, Setup::Dev).unwrap();
     let mut c = Checkpoint::init(&spec, 6);
+    let mut c1 = c.clone();
     for t in 0..2 {
+        c1 = c.clone();
         c = step(&spec, &c, &batch(&spec, 10 + t)).unwrap().after;
     }
     assert!(c.layers[0].state[1].w.data.iter().any(|&v| v > 0));
@@ -259,6 +264,32 @@ fn adam_mid_run_proves_and_verifies() {
             "re-labelled as step {t}"
         );
     }
+    // steps 1 and 2 as one segment proof: each step with its own constants
+    let (seg, _) = prove_segment(
+        &keys,
+        &[c1.clone(), c.clone(), after.clone()],
+        &[batch(&spec, 11), b],
+        &mut |_| {},
+    )
+    .unwrap();
+    let seg_bytes = segment_proof_bytes(&keys, &seg).unwrap();
+    let read = || match read_any_proof(&seg_bytes).unwrap() {
+        AnyProof::Segment(p) => p,
+        AnyProof::Step(_) => panic!("a segment proof read as a step's"),
+    };
+    let (st, _) = verify_segment(&vk, &read(), None).unwrap();
+    assert_eq!(
+        (st.step, st.steps, st.c_end),
+        (1, 2, commit_params(&spec, &after))
+    );
+    // re-labelled as steps 2..4 (commitments recomputed): Adam's constants differ
+    let mut forged = read();
+    let s = &mut forged.payload.statement;
+    (s.step, s.c_start, s.c_end) = (2, relabel(&c1, 2), relabel(&after, 4));
+    assert!(matches!(
+        verify_segment(&vk, &forged, None),
+        Err(VerifyError::Rejected(_))
+    ));
 }
 
 /// The small fold's default compression is Spartan (what [`sgd`] uses);

@@ -1,5 +1,6 @@
 //! Poseidon in the circuit: `h24` (one permutation absorbing 24 elements,
-//! the same sponge, IO pattern and constants as `zkstep_core::poseidon::h24`),
+//! the same sponge, IO pattern and constants as `zkstep_core::poseidon::h24`)
+//! and the short `h8` (width 9, `zkstep_core::poseidon::h8_of`),
 //! packing of range-checked values three to an element (free: a linear
 //! combination), and hash chains over records, optionally skipped by a
 //! boolean so that one fixed circuit shape serves padded rows and columns.
@@ -8,35 +9,64 @@
 use crate::expr::{add, cst, materialise, scale, select, var, zero, Expr, Fr};
 use crate::range::pow2;
 use crate::Result;
-use generic_array::typenum::U24;
-use nova_snark::frontend::gadgets::poseidon::Simplex;
-use nova_snark::frontend::gadgets::poseidon::{Elt, SpongeAPI, SpongeCircuit, SpongeTrait};
+use generic_array::typenum::{U24, U8};
+use nova_snark::frontend::gadgets::poseidon::{
+    Elt, Simplex, SpongeAPI, SpongeCircuit, SpongeTrait,
+};
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::ConstraintSystem;
 use zkstep_core::commit::{CHUNK, PACK};
-use zkstep_core::poseidon::{constants, io_pattern, RATE};
+use zkstep_core::poseidon::{constants, constants8, io_pattern_of, RATE, RATE8};
+
+/// One absorption of all of `$elts` into the sponge `$new` and one squeeze,
+/// in the circuit under `$cs` (a macro: nova-snark keeps its `Arity` bound private).
+macro_rules! circuit_hash {
+    ($cs:ident, $new:expr, $elts:ident) => {{
+        let mut ns = $cs.namespace(|| "poseidon");
+        let out = {
+            let mut sponge = $new;
+            let acc = &mut ns;
+            sponge.start(io_pattern_of($elts.len()), None, acc);
+            SpongeAPI::absorb(&mut sponge, $elts.len() as u32, &$elts, acc);
+            let o = SpongeAPI::squeeze(&mut sponge, 1, acc);
+            sponge.finish(acc).map_err(|e| {
+                nova_snark::frontend::SynthesisError::Unsatisfiable(format!("sponge: {e:?}"))
+            })?;
+            o
+        };
+        let e = out.into_iter().next().ok_or_else(|| {
+            nova_snark::frontend::SynthesisError::Unsatisfiable("sponge squeezed nothing".into())
+        })?;
+        let mut out_ns = ns.namespace(|| "out");
+        e.ensure_allocated(&mut out_ns)
+    }};
+}
 
 /// Poseidon hash of exactly 24 expressions.
-pub fn h24<CS: ConstraintSystem<Fr>>(mut cs: CS, inputs: &[Expr]) -> Result<AllocatedNum<Fr>> {
+pub fn h24<CS: ConstraintSystem<Fr>>(cs: CS, inputs: &[Expr]) -> Result<AllocatedNum<Fr>> {
     assert_eq!(inputs.len(), RATE, "h24 takes exactly {RATE} inputs");
+    let mut ns = cs;
     let elts: Vec<Elt<Fr>> = inputs.iter().map(|e| Elt::Num(e.clone())).collect();
-    let mut ns = cs.namespace(|| "poseidon");
-    let out = {
-        let mut sponge = SpongeCircuit::<Fr, U24, _>::new_with_constants(constants(), Simplex);
-        let acc = &mut ns;
-        sponge.start(io_pattern(), None, acc);
-        SpongeAPI::absorb(&mut sponge, RATE as u32, &elts, acc);
-        let o = SpongeAPI::squeeze(&mut sponge, 1, acc);
-        sponge.finish(acc).map_err(|e| {
-            nova_snark::frontend::SynthesisError::Unsatisfiable(format!("sponge: {e:?}"))
-        })?;
-        o
-    };
-    let e = out.into_iter().next().ok_or_else(|| {
-        nova_snark::frontend::SynthesisError::Unsatisfiable("sponge squeezed nothing".into())
-    })?;
-    let mut out_ns = ns.namespace(|| "out");
-    e.ensure_allocated(&mut out_ns)
+    circuit_hash!(
+        ns,
+        SpongeCircuit::<Fr, U24, _>::new_with_constants(constants(), Simplex),
+        elts
+    )
+}
+
+/// Poseidon hash of up to 8 expressions, zero-padded (width 9; native twin
+/// `zkstep_core::poseidon::h8_of`): the proof-internal short hashes.
+pub fn h8<CS: ConstraintSystem<Fr>>(cs: CS, inputs: &[Expr]) -> Result<AllocatedNum<Fr>> {
+    assert!(inputs.len() <= RATE8, "h8 takes at most {RATE8} inputs");
+    let mut padded = inputs.to_vec();
+    padded.resize(RATE8, zero());
+    let mut ns = cs;
+    let elts: Vec<Elt<Fr>> = padded.iter().map(|e| Elt::Num(e.clone())).collect();
+    circuit_hash!(
+        ns,
+        SpongeCircuit::<Fr, U8, _>::new_with_constants(constants8(), Simplex),
+        elts
+    )
 }
 
 /// Pack signed values (each range-checked to 64 bits elsewhere) three to an
@@ -116,22 +146,35 @@ mod tests {
     };
     use zkstep_core::poseidon::{fr_from_i128, h24 as native_h24};
 
-    #[test]
-    fn h24_matches_native_and_costs_what_we_budget() {
+    type Circuit = fn(&mut TestConstraintSystem<Fr>, &[Expr]) -> Result<AllocatedNum<Fr>>;
+
+    /// Hash `n` allocated values with `circuit`: (the value, its constraints).
+    fn hash_in_circuit(n: usize, circuit: Circuit) -> (Vec<Fr>, Fr, usize) {
         let mut cs = TestConstraintSystem::<Fr>::new();
-        let vals: Vec<Fr> = (0..24).map(|i| Fr::from(i as u64 * 7 + 1)).collect();
+        let vals: Vec<Fr> = (0..n).map(|i| Fr::from(i as u64 * 7 + 1)).collect();
         let ins: Vec<Expr> = vals
             .iter()
             .enumerate()
             .map(|(i, v)| var(&alloc(cs.namespace(|| format!("x{i}")), Some(*v)).unwrap()))
             .collect();
         let before = cs.num_constraints();
-        let out = h24(cs.namespace(|| "h"), &ins).unwrap();
+        let out = circuit(&mut cs, &ins).unwrap();
         let cost = cs.num_constraints() - before;
         assert!(cs.is_satisfied());
+        (vals, out.get_value().unwrap(), cost)
+    }
+
+    #[test]
+    fn h24_and_h8_match_native_and_cost_what_we_budget() {
+        let (vals, out, cost) = hash_in_circuit(24, |cs, ins| h24(cs.namespace(|| "h"), ins));
         let arr: [Fr; 24] = vals.try_into().unwrap();
-        assert_eq!(out.get_value(), Some(native_h24(&arr)));
+        assert_eq!(out, native_h24(&arr));
         assert!(cost < 1000, "h24 costs {cost} constraints");
+        use zkstep_core::poseidon::h8_of;
+        let (vals, out, cost8) = hash_in_circuit(5, |cs, ins| h8(cs.namespace(|| "h"), ins));
+        assert_eq!(out, h8_of(&vals));
+        assert_ne!(h8_of(&vals), h8_of(&vals[..4]));
+        assert!(2 * cost8 < cost + 100, "h8 costs {cost8}, h24 {cost}");
     }
 
     #[test]

@@ -17,11 +17,12 @@ use zkstep_circuits::engine::{
     CompressedSnark, Compression, ProverKey, PublicParams, RecursiveSnark, VerifierKey,
 };
 use zkstep_circuits::files::{
-    self, FileError, FileKind, Header, ParamsKind, ProofPayload, ProvingKeyPayload, ProvingKeyRef,
-    Statement, VerifyingKeyRef,
+    self, FileError, FileKind, FirstStep, Header, ParamsKind, ProofPayload, ProvingKeyPayload,
+    ProvingKeyRef, SegmentPayload, SegmentStatement, Statement, VerifyingKeyRef,
 };
+use zkstep_circuits::layout::StepOpening;
 use zkstep_circuits::params::{ceremony_keys, ParamsError};
-use zkstep_circuits::witness::build_witnesses;
+use zkstep_circuits::witness::{build_witnesses, opening, NextStep};
 use zkstep_circuits::{Layout, TileCircuit, TileDesc};
 use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::format::{read_input, write_atomic, Input};
@@ -139,7 +140,6 @@ pub fn verifying_key_bytes(keys: &Keys) -> Result<Vec<u8>> {
         spec_toml: &toml,
         rows: keys.layout.rows as u64,
         segments: keys.layout.segments as u64,
-        schedule_digest: keys.layout.expected_schedule_digest(),
         vk: &keys.vk,
     };
     files::encode(header(keys, FileKind::VerifyingKey), &payload)
@@ -255,6 +255,17 @@ pub struct FoldInputs {
     pub z0: Vec<zkstep_core::Fr>,
     /// One circuit (with its witness) per fold, in order.
     pub circuits: Vec<TileCircuit>,
+    /// What opens the step (a segment's previous step carries it into the state).
+    pub opening: StepOpening,
+}
+
+impl FoldInputs {
+    /// Make the step's last fold open `next` (the step that follows in a segment).
+    fn open_next(&mut self, next: &StepOpening) {
+        if let Some(w) = self.circuits.last_mut().and_then(|c| c.witness.as_mut()) {
+            Arc::make_mut(w).next = NextStep::of(next);
+        }
+    }
 }
 
 /// Run the declared step from `before` on `batch` and insist that it gives
@@ -319,6 +330,7 @@ pub fn fold_inputs(
         challenges,
         z0,
         circuits,
+        opening: opening(layout, before, after, batch, challenges),
     })
 }
 
@@ -353,40 +365,121 @@ pub fn prove(
     batch: &Batch,
     progress: &mut dyn FnMut(ProveEvent),
 ) -> Result<(ProofPayload, Timings)> {
+    let (seg, timings, statement) = prove_steps(
+        keys,
+        &[before.clone(), after.clone()],
+        std::slice::from_ref(batch),
+        progress,
+    )?;
+    Ok((
+        ProofPayload {
+            statement,
+            challenges: seg.first.challenges,
+            num_folds: seg.num_folds,
+            snark: seg.snark,
+        },
+        timings,
+    ))
+}
+
+/// Prove a segment: k = `batches.len()` consecutive steps, checkpoint
+/// `checkpoints[s + 1]` = Step(`checkpoints[s]`, `batches[s]`), folded as one
+/// IVC (each step's last fold opens the next step), compressed once.
+pub fn prove_segment(
+    keys: &Keys,
+    checkpoints: &[Checkpoint],
+    batches: &[Batch],
+    progress: &mut dyn FnMut(ProveEvent),
+) -> Result<(SegmentPayload, Timings)> {
+    prove_steps(keys, checkpoints, batches, progress).map(|(p, t, _)| (p, t))
+}
+
+/// The one folding loop of [`prove`] and [`prove_segment`] (it also returns
+/// the first step's statement). At most two steps' witnesses are held at
+/// once: a step's last fold needs the next step's challenges.
+fn prove_steps(
+    keys: &Keys,
+    checkpoints: &[Checkpoint],
+    batches: &[Batch],
+    progress: &mut dyn FnMut(ProveEvent),
+) -> Result<(SegmentPayload, Timings, Statement)> {
     init_msm();
+    let k = batches.len();
+    if k == 0 || checkpoints.len() != k + 1 {
+        return Err(ProverError::Invalid(format!(
+            "a segment needs k ≥ 1 batches and k + 1 checkpoints, got {k} and {}",
+            checkpoints.len()
+        )));
+    }
+    let layout = &keys.layout;
+    let inputs = |s: usize| fold_inputs(layout, &checkpoints[s], &checkpoints[s + 1], &batches[s]);
     let t0 = Instant::now();
-    let FoldInputs {
-        statement,
-        challenges,
-        z0,
-        circuits,
-    } = fold_inputs(&keys.layout, before, after, batch)?;
-    let witness_s = t0.elapsed().as_secs_f64();
-    let total = circuits.len();
+    let mut cur = inputs(0)?;
+    let mut witness_s = t0.elapsed().as_secs_f64();
+    let (first, first_ch) = (cur.statement, cur.challenges);
+    let z0 = cur.z0.clone();
+    let per = cur.circuits.len();
+    let total = per * k;
+    let mut batch_commits = Vec::with_capacity(k);
     progress(ProveEvent::Folding { total });
-    let t1 = Instant::now();
-    let mut rs =
-        RecursiveSnark::new(&keys.pp, &circuits[0], &z0).map_err(nova_err("first fold"))?;
-    for (index, c) in circuits.iter().enumerate() {
-        rs.prove_step(&keys.pp, c)
-            .map_err(|e| ProverError::Nova(format!("fold {index}: {e}")))?;
-        if let Some(w) = &c.witness {
-            progress(ProveEvent::Folded {
-                index,
-                total,
-                desc: w.desc,
-            });
+    let mut rs: Option<RecursiveSnark> = None;
+    let mut fold_s = 0.0;
+    for s in 0..k {
+        batch_commits.push(cur.statement.c_batch);
+        let t = Instant::now();
+        let next = if s + 1 < k {
+            Some(inputs(s + 1)?)
+        } else {
+            None
+        };
+        if let Some(n) = &next {
+            cur.open_next(&n.opening);
+        }
+        witness_s += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        for (i, c) in cur.circuits.iter().enumerate() {
+            let index = s * per + i;
+            let r = match rs.as_mut() {
+                Some(r) => r,
+                None => rs
+                    .insert(RecursiveSnark::new(&keys.pp, c, &z0).map_err(nova_err("first fold"))?),
+            };
+            r.prove_step(&keys.pp, c)
+                .map_err(|e| ProverError::Nova(format!("fold {index}: {e}")))?;
+            if let Some(w) = &c.witness {
+                progress(ProveEvent::Folded {
+                    index,
+                    total,
+                    desc: w.desc,
+                });
+            }
+        }
+        fold_s += t.elapsed().as_secs_f64();
+        if let Some(n) = next {
+            cur = n;
         }
     }
-    let fold_s = t1.elapsed().as_secs_f64();
+    let rs = rs.ok_or_else(|| ProverError::Invalid("a segment without folds".into()))?;
     progress(ProveEvent::Compressing);
     let t2 = Instant::now();
     let snark = CompressedSnark::prove(&keys.pp, &keys.pk, &rs).map_err(nova_err("compression"))?;
     let compress_s = t2.elapsed().as_secs_f64();
+    let statement = SegmentStatement {
+        spec_digest: layout.spec_digest,
+        c_start: first.c_before,
+        c_end: commit_params(&layout.spec, &checkpoints[k]),
+        batches: layout.batches_digest(&batch_commits),
+        step: first.step,
+        steps: k as u64,
+    };
     Ok((
-        ProofPayload {
+        SegmentPayload {
             statement,
-            challenges,
+            first: FirstStep {
+                c_after: first.c_after,
+                c_batch: first.c_batch,
+                challenges: first_ch,
+            },
             num_folds: total as u64,
             snark,
         },
@@ -395,7 +488,14 @@ pub fn prove(
             fold_s,
             compress_s,
         },
+        first,
     ))
+}
+
+/// Encode a segment proof file.
+pub fn segment_proof_bytes(keys: &Keys, proof: &SegmentPayload) -> Result<Vec<u8>> {
+    files::encode(header(keys, FileKind::SegmentProof), proof)
+        .map_err(|e| ProverError::Invalid(e.to_string()))
 }
 
 /// Encode a proof file.

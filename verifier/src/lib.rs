@@ -14,10 +14,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use zkstep_circuits::engine::VerifierKey;
-pub use zkstep_circuits::files::Statement;
 use zkstep_circuits::files::{
-    self, FileKind, Header, ParamsKind, ProofPayload, VerifyingKeyPayload,
+    self, FileKind, Header, ParamsKind, ProofPayload, SegmentPayload, VerifyingKeyPayload,
 };
+pub use zkstep_circuits::files::{SegmentStatement, Statement};
 use zkstep_circuits::params::ParamsError;
 use zkstep_circuits::Layout;
 use zkstep_core::ModelSpec;
@@ -55,6 +55,37 @@ impl Proof {
     /// The statement this proof claims.
     pub fn statement(&self) -> Statement {
         self.payload.statement
+    }
+}
+
+/// A segment proof read from a file (k consecutive steps).
+pub struct SegmentProof {
+    /// Envelope header.
+    pub header: Header,
+    /// Payload.
+    pub payload: SegmentPayload,
+}
+
+/// A proof of either kind, as its file's header says.
+pub enum AnyProof {
+    /// One step.
+    Step(Proof),
+    /// A segment of steps.
+    Segment(SegmentProof),
+}
+
+/// Parse a proof file of either kind (one step or a segment), by the kind
+/// byte of its header.
+pub fn read_any_proof(bytes: &[u8]) -> Result<AnyProof, VerifyError> {
+    if bytes.get(files::MAGIC.len()) == Some(&(FileKind::SegmentProof as u8)) {
+        guard(VerifyError::Malformed, || {
+            let (header, payload): (Header, SegmentPayload) =
+                files::decode(bytes, FileKind::SegmentProof)
+                    .map_err(|e| VerifyError::Malformed(e.to_string()))?;
+            Ok(AnyProof::Segment(SegmentProof { header, payload }))
+        })
+    } else {
+        read_proof(bytes).map(AnyProof::Step)
     }
 }
 
@@ -106,9 +137,6 @@ fn decode_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
     }
     let layout = Layout::with_segments(&spec, p.rows as usize, p.segments as usize)
         .map_err(|e| VerifyError::Malformed(e.to_string()))?;
-    // the key is the verifier's trusted input: keygen wrote the digest of
-    // this same schedule (a wrong one only makes honest proofs fail)
-    layout.set_schedule_digest(p.schedule_digest);
     Ok(VerifyingKey {
         layout,
         vk: p.vk,
@@ -132,16 +160,7 @@ pub fn verify(
     proof: &Proof,
     expected: Option<&Statement>,
 ) -> Result<(Statement, Duration), VerifyError> {
-    let t = Instant::now();
-    // every header field is checked against the key: the spec digest by
-    // verify_payload, the params kind here
-    if proof.header.params != vk.params {
-        return Err(VerifyError::Rejected(format!(
-            "the proof says it was made with {:?} params, the verifying key is {:?}",
-            proof.header.params, vk.params
-        )));
-    }
-    let st = guard(VerifyError::Rejected, || {
+    checked(vk, &proof.header, || {
         zkstep_circuits::verify::verify_payload(
             &vk.layout,
             &vk.vk,
@@ -149,7 +168,44 @@ pub fn verify(
             &proof.payload,
             expected,
         )
-        .map_err(|r| VerifyError::Rejected(r.0))
+    })
+}
+
+/// Verify a segment proof against a key; if `expected` is given, the
+/// proof's statement must be exactly it. Returns the verified statement and
+/// the time taken.
+pub fn verify_segment(
+    vk: &VerifyingKey,
+    proof: &SegmentProof,
+    expected: Option<&SegmentStatement>,
+) -> Result<(SegmentStatement, Duration), VerifyError> {
+    checked(vk, &proof.header, || {
+        zkstep_circuits::verify::verify_segment_payload(
+            &vk.layout,
+            &vk.vk,
+            proof.header.spec_digest,
+            &proof.payload,
+            expected,
+        )
+    })
+}
+
+/// The header's params kind against the key's (the spec digest is checked
+/// by the payload's verification), then `f` under [`guard`], timed.
+fn checked<T>(
+    vk: &VerifyingKey,
+    header: &Header,
+    f: impl FnOnce() -> Result<T, zkstep_circuits::verify::Rejection>,
+) -> Result<(T, Duration), VerifyError> {
+    let t = Instant::now();
+    if header.params != vk.params {
+        return Err(VerifyError::Rejected(format!(
+            "the proof says it was made with {:?} params, the verifying key is {:?}",
+            header.params, vk.params
+        )));
+    }
+    let st = guard(VerifyError::Rejected, || {
+        f().map_err(|r| VerifyError::Rejected(r.0))
     })?;
     Ok((st, t.elapsed()))
 }
@@ -172,11 +228,6 @@ pub fn check_ceremony(vk: &VerifyingKey, dir: &Path) -> Result<(), VerifyError> 
         let lay = &vk.layout;
         let layout = Layout::with_segments(&lay.spec, lay.rows, lay.segments)
             .map_err(|e| VerifyError::Malformed(e.to_string()))?;
-        if layout.expected_schedule_digest() != vk.layout.expected_schedule_digest() {
-            return Err(VerifyError::Rejected(
-                "its schedule digest is not the one its spec and rows give".into(),
-            ));
-        }
         let made =
             zkstep_circuits::params::ceremony_keys(Arc::new(layout), vk.vk.compression(), dir)
                 .map_err(|e| {

@@ -22,11 +22,11 @@ use zkstep_core::input::peek;
 use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::ModelSpec;
 use zkstep_verifier::{
-    check_ceremony, panic_message, read_proof, read_verifying_key, verify, Statement, VerifyError,
-    VerifyingKey,
+    check_ceremony, panic_message, read_any_proof, read_verifying_key, verify, verify_segment,
+    AnyProof, SegmentProof, Statement, VerifyError, VerifyingKey,
 };
 
-/// Verify a zkstep proof of one training step.
+/// Verify a zkstep proof of one training step, or of a segment of steps.
 #[derive(Parser, Debug)]
 #[command(
     name = "zkstep-verify",
@@ -61,8 +61,10 @@ struct Args {
     #[arg(long, requires = "spec", requires = "proof")]
     after: Option<PathBuf>,
     /// Batch file: its commitment must be the proof's c_batch (needs --spec).
+    /// For a segment proof, give one per step, in order (repeat the flag):
+    /// their commitments must be the proof's batch chain.
     #[arg(long, requires = "spec", requires = "proof")]
-    batch: Option<PathBuf>,
+    batch: Vec<PathBuf>,
     /// The model spec the checkpoints are for (must be the verifying key's).
     #[arg(long)]
     spec: Option<PathBuf>,
@@ -184,14 +186,19 @@ fn run(a: &Args) -> ExitCode {
     };
     let proof = match &a.proof {
         None => None,
-        Some(path) => {
-            match read_envelope(path, Input::Proof, FileKind::Proof).map(|b| read_proof(&b)) {
-                Ok(Ok(p)) => Some((path, p)),
-                Ok(Err(e)) => return fail(2, format!("{}: {e}", path.display())),
-                Err(e) => return fail(2, e),
-            }
-        }
+        Some(path) => match read_proof_envelope(path).map(|b| read_any_proof(&b)) {
+            Ok(Ok(AnyProof::Step(p))) => Some((path, p)),
+            Ok(Ok(AnyProof::Segment(p))) => return run_segment(a, &vk, path, &p),
+            Ok(Err(e)) => return fail(2, format!("{}: {e}", path.display())),
+            Err(e) => return fail(2, e),
+        },
     };
+    if a.batch.len() > 1 {
+        return fail(
+            2,
+            "more than one --batch is for a segment proof; this is a one-step proof".into(),
+        );
+    }
     // Optional: recompute commitments from the user's files.
     let mut expected: Option<Statement> = None;
     if let Some(sp) = &a.spec {
@@ -230,7 +237,7 @@ fn run(a: &Args) -> ExitCode {
                 Err(e) => return fail(2, e.to_string()),
             }
         }
-        if let Some(p) = &a.batch {
+        if let Some(p) = a.batch.first() {
             match read_batch(p, &spec) {
                 Ok((b, _)) => st.c_batch = commit_batch(&spec, &b),
                 Err(e) => return fail(2, e.to_string()),
@@ -283,6 +290,115 @@ fn run(a: &Args) -> ExitCode {
         Err(VerifyError::Rejected(m)) => {
             fail(1, format!("REJECTED: {}: {m}", proof_path.display()))
         }
+    }
+}
+
+/// A proof file of either kind: the kind byte of its header says which.
+fn read_proof_envelope(path: &Path) -> Result<Vec<u8>, String> {
+    let head = peek(path, files::MAGIC.len() + 1, Input::Proof).map_err(|e| e.to_string())?;
+    let kind = if head.get(files::MAGIC.len()) == Some(&(FileKind::SegmentProof as u8)) {
+        FileKind::SegmentProof
+    } else {
+        FileKind::Proof
+    };
+    read_envelope(path, Input::Proof, kind)
+}
+
+/// The user's files for a segment's statement (`--spec` with `--before`,
+/// `--after` and one `--batch` per step); Err is the exit status.
+fn segment_expected(
+    a: &Args,
+    vk: &VerifyingKey,
+    proof: &SegmentProof,
+) -> Result<Option<zkstep_verifier::SegmentStatement>, ExitCode> {
+    let Some(sp) = &a.spec else { return Ok(None) };
+    let spec = ModelSpec::from_file(sp).map_err(|e| fail(2, e.to_string()))?;
+    if spec.digest() != vk.layout.spec_digest {
+        return Err(fail(
+            1,
+            format!(
+                "{}: this spec (digest {}) is not the verifying key's (digest {})",
+                sp.display(),
+                fr_to_hex(&spec.digest()),
+                fr_to_hex(&vk.layout.spec_digest)
+            ),
+        ));
+    }
+    let mut st = proof.payload.statement;
+    if let Some(p) = &a.before {
+        let c = read_checkpoint(p, &spec).map_err(|e| fail(2, e.to_string()))?;
+        st.c_start = commit_params(&spec, &c);
+        st.step = c.step;
+    }
+    if let Some(p) = &a.after {
+        let c = read_checkpoint(p, &spec).map_err(|e| fail(2, e.to_string()))?;
+        st.c_end = commit_params(&spec, &c);
+    }
+    if !a.batch.is_empty() {
+        let mut cs = Vec::with_capacity(a.batch.len());
+        for p in &a.batch {
+            let (b, _) = read_batch(p, &spec).map_err(|e| fail(2, e.to_string()))?;
+            cs.push(commit_batch(&spec, &b));
+        }
+        st.batches = vk.layout.batches_digest(&cs);
+        st.steps = cs.len() as u64;
+    }
+    Ok(Some(st))
+}
+
+/// Verify a segment proof; returns the exit status.
+fn run_segment(a: &Args, vk: &VerifyingKey, path: &Path, proof: &SegmentProof) -> ExitCode {
+    let expected = match segment_expected(a, vk, proof) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    if let Some(dir) = &a.ptau {
+        if let Err(code) = check_key(a, vk, dir) {
+            return code;
+        }
+    }
+    let checked = a.ptau.as_deref();
+    match verify_segment(vk, proof, expected.as_ref()) {
+        Ok((st, dt)) => {
+            let end = st.step + st.steps;
+            if a.json {
+                say(&format!(
+                    "{}",
+                    serde_json::json!({
+                        "accepted": true,
+                        "kind": "segment",
+                        "spec_digest": fr_to_hex(&st.spec_digest),
+                        "step": st.step,
+                        "steps": st.steps,
+                        "c_start": fr_to_hex(&st.c_start),
+                        "c_end": fr_to_hex(&st.c_end),
+                        "batches": fr_to_hex(&st.batches),
+                        "params": format!("{:?}", vk.params).to_lowercase(),
+                        "params_checked_against": checked.map(|d| d.display().to_string()),
+                        "verify_ms": dt.as_secs_f64() * 1e3,
+                    })
+                ));
+            } else {
+                say(&format!(
+                    "ACCEPTED segment of {} steps ({} → {}) in {:.1} ms",
+                    st.steps,
+                    st.step,
+                    end,
+                    dt.as_secs_f64() * 1e3
+                ));
+                say(&format!("  spec_digest {}", fr_to_hex(&st.spec_digest)));
+                say(&format!("  c_start     {}", fr_to_hex(&st.c_start)));
+                say(&format!("  c_end       {}", fr_to_hex(&st.c_end)));
+                say(&format!("  batches     {}", fr_to_hex(&st.batches)));
+                say(&format!(
+                    "  params      {}",
+                    describe_params(vk.params, checked)
+                ));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(VerifyError::Malformed(m)) => fail(2, format!("{}: {m}", path.display())),
+        Err(VerifyError::Rejected(m)) => fail(1, format!("REJECTED: {}: {m}", path.display())),
     }
 }
 

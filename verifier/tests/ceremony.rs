@@ -55,7 +55,6 @@ fn fixture() -> &'static Fixture {
             spec_toml: &toml,
             rows: 2,
             segments: 1,
-            schedule_digest: layout.expected_schedule_digest(),
             vk: &keys.vk,
         };
         let header = Header {

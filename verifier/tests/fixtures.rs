@@ -251,16 +251,58 @@ fn tempfile_dir() -> PathBuf {
     d
 }
 
+/// A segment proof of two steps (θ_0 → θ_2 over batch, then batch2): the
+/// binary accepts it against the user's files, given in order, and rejects
+/// the batches in the other order, another end, or one batch short.
 #[test]
-fn a_key_with_another_schedule_digest_fails_closed() {
-    use zkstep_circuits::files::{decode, encode, FileKind, Header, VerifyingKeyPayload};
-    let (h, mut p): (Header, VerifyingKeyPayload) =
-        decode(&bytes("verifying.key"), FileKind::VerifyingKey).unwrap();
-    p.schedule_digest += zkstep_core::Fr::from(1u64);
-    let vk = read_verifying_key(&encode(h, &p).unwrap()).unwrap();
-    let proof = read_proof(&bytes("proof.zkstep")).unwrap();
-    match verify(&vk, &proof, None) {
-        Err(VerifyError::Rejected(m)) => assert!(m.contains("schedule"), "{m}"),
-        other => panic!("expected rejection, got {:?}", other.map(|_| ())),
+fn segment_proof_binds_its_checkpoints_and_batches_in_order() {
+    let s = |n: &str| fx(n).display().to_string();
+    let seg = |extra: &[&str]| {
+        let (vk, proof, spec) = (s("verifying.key"), s("segment.zkstep"), s("spec.toml"));
+        let mut args = vec!["--vk", &vk, "--proof", &proof, "--spec", &spec, "--json"];
+        args.extend_from_slice(extra);
+        verify_bin(&args)
+    };
+    let (b0, b1, b2) = (
+        s("before.safetensors"),
+        s("after.safetensors"),
+        s("after2.safetensors"),
+    );
+    let (x0, x1) = (s("batch.safetensors"), s("batch2.safetensors"));
+    let (rc, out, err) = seg(&[
+        "--before", &b0, "--after", &b2, "--batch", &x0, "--batch", &x1,
+    ]);
+    assert_eq!(rc, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["kind"].as_str(), v["step"].as_u64(), v["steps"].as_u64()),
+        (Some("segment"), Some(0), Some(2))
+    );
+    for (what, extra) in [
+        ("batches swapped", vec!["--batch", &x1, "--batch", &x0]),
+        ("another end", vec!["--after", &b1]),
+        ("one batch short", vec!["--batch", &x0]),
+        ("another start", vec!["--before", &b1]),
+    ] {
+        let (rc, _, err) = seg(&extra);
+        assert_eq!(rc, 1, "{what}: {err}");
+        assert!(err.contains("REJECTED"), "{what}: {err}");
     }
+    // the library: a statement with another range does not verify
+    use zkstep_verifier::{read_any_proof, verify_segment, AnyProof};
+    let vk = read_verifying_key(&bytes("verifying.key")).unwrap();
+    let AnyProof::Segment(mut p) = read_any_proof(&bytes("segment.zkstep")).unwrap() else {
+        panic!("not a segment proof")
+    };
+    verify_segment(&vk, &p, None).unwrap();
+    p.payload.statement.step = 1;
+    assert!(matches!(
+        verify_segment(&vk, &p, None),
+        Err(VerifyError::Rejected(_))
+    ));
+    // a one-step proof's bytes read as a segment by its kind byte: refused
+    assert!(matches!(
+        read_any_proof(&bytes("proof.zkstep")),
+        Ok(AnyProof::Step(_))
+    ));
 }

@@ -136,5 +136,11 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         rows: &rows_out,
         inputs: &x,
     };
-    settle::synthesize(cs.namespace(|| "state"), ctx, &parts, w.map(|w| w.salt))
+    settle::synthesize(
+        cs.namespace(|| "state"),
+        ctx,
+        &parts,
+        w.map(|w| w.salt),
+        w.map(|w| w.next),
+    )
 }

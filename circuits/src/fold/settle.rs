@@ -4,8 +4,9 @@
 //! input-gradient accumulators), settles a layer's claims on its last tile,
 //! absorbs the fold's values into the transcript T (in
 //! [`super::record::fold_transcript`]'s order) and its consumed-τA digest
-//! into T2 (both salted), opens c_batch on the last fold, and clears every
-//! private slot on the last fold (z_n is public).
+//! into T2 (both salted), opens c_batch on the step's last fold, and closes
+//! the step there: the checks that end it, then the next step's first state
+//! (every private slot restarted; z_n is public).
 
 use super::cells::CellVars;
 use super::challenges::Powers;
@@ -16,12 +17,16 @@ use super::inputs::InputsOut;
 use super::produce::Produced;
 use super::record::fold_transcript;
 use super::rows::RowsOut;
+use crate::state::{Final, Init, StatementField};
+use crate::transcript::domain;
+use crate::witness::NextStep;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_core::commit::DOMAIN_BATCH;
+use zkstep_core::commit::{chain_init, DOMAIN_BATCH, DOMAIN_PARAMS};
+use zkstep_core::poseidon::RATE;
 use zkstep_gadgets::expr::{
     add, alloc, cst, enforce_eq_if, materialise, mul, select, sub, var, zero, Expr, Fr,
 };
-use zkstep_gadgets::hash::{chain_absorb, h24, pack};
+use zkstep_gadgets::hash::{chain_absorb, h24, h8, pack};
 
 /// Everything the other components produced.
 pub(crate) struct Parts<'a> {
@@ -49,6 +54,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     ctx: &Ctx,
     p: &Parts,
     salt: Option<Fr>,
+    next: Option<NextStep>,
 ) -> Result<Vec<Var>, SynthesisError> {
     let sl = &ctx.lay.slots;
     let flags = &p.desc.flags;
@@ -122,17 +128,156 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     for (i, a) in xs.x_ar.clone().zip(&p.inputs.x_ar) {
         out[i] = a.clone();
     }
-    // the verifier sees z_n: the last fold clears every slot that carries
-    // private values (digests of X and Y, τA/Aρ claims, accumulators)
-    let not_final = sub(&ctx.one::<CS>(), &flags.is_final);
-    for i in ctx.lay.private_slots() {
-        out[i] = mul(
-            cs.namespace(|| format!("clear{i}")),
+    close_step(cs.namespace(|| "close"), ctx, p, &mut out, next)?;
+    Ok(out)
+}
+
+/// Names of the next step's public values, in [`NextStep::values`]' order.
+const NEXT: [&str; 6] = ["c_after", "c_batch", "rho", "gamma", "k1", "c2"];
+
+/// A step's last fold: the checks that close the step (the schedule, both
+/// commitments, both challenges), then every slot's value at the next
+/// step's first fold ([`crate::layout::Layout::step_start`] in the circuit).
+/// The next step's own values (its c_after, c_batch, challenges and Adam
+/// constants) are witnesses of this fold, zero on every other fold; after a
+/// proof's last step they are zero too, so z_n is what the verifier derives
+/// from the statement.
+fn close_step<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    ctx: &Ctx,
+    p: &Parts,
+    out: &mut [Var],
+    next: Option<NextStep>,
+) -> Result<(), SynthesisError> {
+    let lay = ctx.lay;
+    let sl = &lay.slots;
+    let fin = &p.desc.flags.is_final;
+    let one = ctx.one::<CS>();
+    let not_final = sub(&one, fin);
+    let c = |v: u64| cst::<CS>(Fr::from(v));
+    // the commitment chains' first links are h24 (Commit(θ)'s definition);
+    // the proof-internal hashes are the short h8
+    let hash = |cs: &mut CS, name: &'static str, head: Vec<Expr>| {
+        let mut input = head;
+        input.resize(RATE, zero());
+        h24(cs.namespace(|| name), &input).map(|v| var(&v))
+    };
+    let short = |cs: &mut CS, name: String, input: Vec<Expr>| {
+        h8(cs.namespace(|| name), &input).map(|v| var(&v))
+    };
+    let slots = lay.slots.registry.slots();
+    for (i, slot) in slots.iter().enumerate() {
+        let v = var(&out[i]);
+        let (name, got, want) = match slot.last {
+            Final::Schedule => (
+                format!("closes_{}", slot.name),
+                v,
+                cst::<CS>(lay.expected_schedule_digest()),
+            ),
+            Final::OpensCBefore => (
+                format!("closes_{}", slot.name),
+                v,
+                ctx.z(sl.statement.c_before),
+            ),
+            Final::OpensCAfter => (
+                format!("closes_{}", slot.name),
+                v,
+                ctx.z(sl.statement.c_after),
+            ),
+            Final::HashesToRho => (
+                "rho_from_transcript".into(),
+                short(&mut cs, "rho".into(), vec![v])?,
+                ctx.z(sl.statement.rho),
+            ),
+            Final::HashesToGamma => (
+                "gamma_from_transcript2".into(),
+                short(&mut cs, "gamma".into(), vec![v, c(1)])?,
+                ctx.z(sl.transcript.gamma),
+            ),
+            Final::Unchanged(_) | Final::Cleared | Final::AbsorbsBatch | Final::AbsorbsAdam => {
+                continue
+            }
+        };
+        enforce_eq_if(cs.namespace(|| name), fin, &got, &want);
+    }
+    // the next step's values: witnesses here, zero on every other fold
+    // (Adam's two only where the spec has them)
+    let values = next.map(|n| n.values());
+    let used = if sl.adam.is_some() { 6 } else { 4 };
+    let mut nv = Vec::with_capacity(NEXT.len());
+    for (k, name) in NEXT.iter().enumerate().take(used) {
+        let v = var(&alloc(
+            cs.namespace(|| format!("next_{name}")),
+            values.map(|v| v[k]),
+        )?);
+        enforce_eq_if(
+            cs.namespace(|| format!("next_{name}_zero")),
             &not_final,
+            &v,
+            &zero(),
+        );
+        nv.push(v);
+    }
+    let spec = cst::<CS>(lay.spec_digest);
+    let step = add(&ctx.z(sl.statement.step), &one);
+    let c_before = ctx.z(sl.statement.c_after);
+    let after_start = hash(
+        &mut cs,
+        "params_after",
+        vec![c(DOMAIN_PARAMS), spec.clone(), add(&step, &one)],
+    )?;
+    for (i, slot) in slots.iter().enumerate() {
+        let start = match slot.init {
+            Init::Statement(f) => match f {
+                StatementField::Spec => continue,
+                StatementField::CBefore => c_before.clone(),
+                StatementField::CAfter => nv[0].clone(),
+                StatementField::CBatch => nv[1].clone(),
+                StatementField::Rho => nv[2].clone(),
+                StatementField::Gamma => nv[3].clone(),
+                StatementField::AdamK1 => nv[4].clone(),
+                StatementField::AdamC2 => nv[5].clone(),
+                StatementField::Step => step.clone(),
+            },
+            Init::Chain(d) => cst::<CS>(chain_init(d, lay.spec_digest)),
+            // Commit(θ_{t+1})'s first link is the next step's Commit(θ_t)'s
+            Init::ParamsChain(false) => ctx.z(sl.commit.after_start),
+            Init::ParamsChain(true) => after_start.clone(),
+            Init::Transcript => short(
+                &mut cs,
+                "transcript_start".into(),
+                vec![
+                    c(domain::TRANSCRIPT),
+                    spec.clone(),
+                    c_before.clone(),
+                    nv[0].clone(),
+                    nv[1].clone(),
+                    step.clone(),
+                ],
+            )?,
+            Init::Transcript2 => short(
+                &mut cs,
+                "transcript2_start".into(),
+                vec![c(domain::TRANSCRIPT2), spec.clone(), nv[2].clone()],
+            )?,
+            Init::Zero => zero(),
+            Init::One => one.clone(),
+            Init::Segment(_) => {
+                let link = match (slot.last, sl.adam) {
+                    (Final::AbsorbsAdam, Some(a)) => vec![ctx.z(i), ctx.z(a.k1), ctx.z(a.c2)],
+                    _ => vec![ctx.z(i), ctx.z(sl.statement.c_batch)],
+                };
+                short(&mut cs, format!("segment{i}"), link)?
+            }
+        };
+        out[i] = select(
+            cs.namespace(|| format!("start{i}")),
+            fin,
+            &start,
             &var(&out[i]),
         )?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Carry the claims to the next fold and settle them on a layer's last tile.

@@ -149,3 +149,62 @@ pub fn num_constraints(layout: &Arc<Layout>, w: &TileWitness) -> usize {
 }
 
 pub const TWO_LAYER: &str = "batch_size = 3\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 3\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 2\n";
+
+/// k consecutive steps from a fresh init, each on its own batch, folded as
+/// one segment: every step's last fold carries the next step's opening.
+pub struct Segment {
+    pub layout: Arc<Layout>,
+    pub witnesses: Vec<TileWitness>,
+    pub z0: Vec<Fr>,
+    pub openings: Vec<zkstep_circuits::layout::StepOpening>,
+    pub end: Checkpoint,
+}
+
+pub fn segment(toml: &str, rows: usize, seed: u64, k: usize) -> Segment {
+    use zkstep_circuits::witness::{opening, NextStep};
+    let spec = ModelSpec::from_toml_str(toml).unwrap();
+    let layout = Arc::new(Layout::new(&spec, rows).unwrap());
+    let mut cp = Checkpoint::init(&spec, seed);
+    let mut steps: Vec<(Vec<TileWitness>, zkstep_circuits::layout::StepOpening)> = vec![];
+    for s in 0..k {
+        let batch = case(toml, Some(rows), seed + 100 * s as u64 + 1).batch;
+        let trace = step(&spec, &cp, &batch).unwrap();
+        let (ws, ch) = build_witnesses(&layout, &trace, &cp, &batch).unwrap();
+        steps.push((ws, opening(&layout, &cp, &trace.after, &batch, ch)));
+        cp = trace.after;
+    }
+    let openings: Vec<_> = steps.iter().map(|s| s.1).collect();
+    let mut witnesses = vec![];
+    for (s, (mut ws, _)) in steps.into_iter().enumerate() {
+        if let Some(o) = openings.get(s + 1) {
+            ws.last_mut().unwrap().next = NextStep::of(o);
+        }
+        witnesses.extend(ws);
+    }
+    let o = openings[0];
+    let z0 = layout.step_start(&o, layout.segment_init(true), layout.segment_init(false));
+    Segment {
+        layout,
+        witnesses,
+        z0,
+        openings,
+        end: cp,
+    }
+}
+
+impl Segment {
+    /// The final state the verifier derives from the segment's statement.
+    pub fn expected_final(&self, c_batches: &[Fr], t: u64, k: u64) -> Vec<Fr> {
+        let lay = &self.layout;
+        lay.final_state(
+            commit_params(&lay.spec, &self.end),
+            Fr::from(t + k),
+            lay.batches_digest(c_batches),
+            lay.adam_digest(t, k).unwrap(),
+        )
+    }
+
+    pub fn c_batches(&self) -> Vec<Fr> {
+        self.openings.iter().map(|o| o.c_batch).collect()
+    }
+}

@@ -30,6 +30,7 @@ pub fn dispatch(command: Command) -> Result<()> {
         Command::Keygen(a) => keygen::run(a),
         Command::Prove(a) => prove::run(a),
         Command::ProveRun(a) => prove_run::run(a),
+        Command::ProveSegment(a) => prove_run::run_segment(a),
         Command::VerifyRun(a) => verify_run::run(a),
         Command::ExampleSpec => example_spec::run(),
         Command::Bench(a) => bench::run(a),

@@ -1,43 +1,83 @@
-//! `zkstep prove-run`: every step of a run, checked against its manifest;
-//! a step whose proof exists and verifies is skipped.
+//! `zkstep prove-run` and `zkstep prove-segment`: a run's steps, checked
+//! against its manifest, proven in *units* (a step, or a segment of k steps
+//! with one proof); a unit whose proof exists and verifies is skipped.
 //!
-//! Every step's checkpoints and batch are checked against the manifest's
+//! `--shard I/N` proves the units u with u mod N = I, so N workers (a
+//! cluster's tasks sharing the run directory) prove a run between them:
+//! they hold the run's lock shared and write disjoint files atomically.
+//! Every unit's checkpoints and batches are checked against the manifest's
 //! commitments before the (slow to read) proving key is loaded, and every
 //! existing proof that would be replaced is found before the first proof is
 //! made, so a bad run fails at once.
 
-use crate::args::ProveRunArgs;
+use crate::args::{ProveRunArgs, ProveSegmentArgs, RunProving};
 use crate::error::{CliError, Result};
-use crate::proving::{load_keys, prove_with_bar, report};
+use crate::proving::{load_keys, prove_segment_with_bar, prove_with_bar, report, segment_report};
 use crate::run::{
-    check_commitment, check_file_step, end_step, proof_name, statement, RunLock, RunManifest,
-    StepEntry, MANIFEST,
+    check_commitment, check_file_step, end_step, proof_name, segment_name, segment_statement,
+    statement, RunLock, RunManifest, StepEntry, MANIFEST,
 };
 use crate::util::{print_json, set_msm};
 use serde_json::json;
-use std::path::Path;
-use zkstep_circuits::files::{self, FileKind, ProofPayload, Statement};
+use std::path::{Path, PathBuf};
+use zkstep_circuits::files::{self, FileKind, ProofPayload, SegmentPayload, Statement};
 use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::format::{read_batch, read_checkpoint, read_input, write_atomic, Input};
 use zkstep_core::{Batch, Checkpoint, ModelSpec};
-use zkstep_prover::ivc::{proof_bytes, Keys};
+use zkstep_prover::ivc::{proof_bytes, segment_proof_bytes, Keys};
 
-/// Does `path` hold a proof of exactly `expected` that verifies under `keys`?
-fn existing_proof_verifies(keys: &Keys, path: &Path, expected: &Statement) -> bool {
+/// Does `path` hold a proof of exactly `unit`'s statement that verifies under `keys`?
+fn existing_proof_verifies(
+    keys: &Keys,
+    s: &ModelSpec,
+    mpath: &Path,
+    path: &Path,
+    unit: &Unit,
+) -> Result<bool> {
     let Ok(bytes) = read_input(path, Input::Proof) else {
-        return false;
+        return Ok(false);
     };
-    let Ok((h, p)) = files::decode::<ProofPayload>(&bytes, FileKind::Proof) else {
-        return false;
-    };
-    zkstep_circuits::verify::verify_payload(
-        &keys.layout,
-        &keys.vk,
-        h.spec_digest,
-        &p,
-        Some(expected),
-    )
-    .is_ok()
+    use zkstep_circuits::verify::{verify_payload, verify_segment_payload};
+    Ok(if unit.segment {
+        let want = segment_statement(s, &keys.layout, mpath, unit.entries)?;
+        files::decode::<SegmentPayload>(&bytes, FileKind::SegmentProof).is_ok_and(|(h, p)| {
+            verify_segment_payload(&keys.layout, &keys.vk, h.spec_digest, &p, Some(&want)).is_ok()
+        })
+    } else {
+        let want = statement(s, mpath, &unit.entries[0])?;
+        files::decode::<ProofPayload>(&bytes, FileKind::Proof).is_ok_and(|(h, p)| {
+            verify_payload(&keys.layout, &keys.vk, h.spec_digest, &p, Some(&want)).is_ok()
+        })
+    })
+}
+
+/// A unit of proving: one step (its own proof file), or a segment of
+/// consecutive steps (one segment proof).
+struct Unit<'a> {
+    entries: &'a [StepEntry],
+    segment: bool,
+}
+
+impl Unit<'_> {
+    fn file(&self) -> String {
+        let t = self.entries[0].step;
+        if self.segment {
+            segment_name(t, self.entries.len() as u64)
+        } else {
+            proof_name(t)
+        }
+    }
+}
+
+/// Which units to prove and how.
+struct Plan<'a> {
+    run: &'a RunProving,
+    /// Shard (i, n): the units u with u mod n = i.
+    shard: (u64, u64),
+    /// Steps per segment (None: a proof per step).
+    segment: Option<u64>,
+    /// Only the steps from .. from + steps (prove-segment).
+    range: Option<(u64, u64)>,
 }
 
 /// Step `e`'s checkpoints and batch, each of the step the manifest says and
@@ -85,62 +125,136 @@ fn step_files(
 
 /// Run `zkstep prove-run`.
 pub fn run(a: ProveRunArgs) -> Result<()> {
-    set_msm(a.msm)?;
-    let (run, json) = (a.run.as_path(), a.json);
-    // held until this returns: no train writes this run while it is proven
-    let _lock = RunLock::acquire(run)?;
+    prove(Plan {
+        run: &a.run,
+        shard: a.shard.unwrap_or((0, 1)),
+        segment: a.segment,
+        range: None,
+    })
+}
+
+/// Run `zkstep prove-segment`.
+pub fn run_segment(a: ProveSegmentArgs) -> Result<()> {
+    prove(Plan {
+        run: &a.run,
+        shard: (0, 1),
+        segment: Some(a.steps),
+        range: Some((a.from, a.steps)),
+    })
+}
+
+fn prove(a: Plan) -> Result<()> {
+    let r = a.run;
+    set_msm(r.msm)?;
+    let (run, json) = (r.run.as_path(), r.json);
+    // shared with the run's other provers (shards), exclusive of `train`
+    let _lock = RunLock::acquire_shared(run)?;
     let mpath = run.join(MANIFEST);
     let m = RunManifest::read(&mpath)?;
     let s = m.spec(run, &mpath)?;
     m.check_chain(&mpath)?;
+    let steps: &[StepEntry] = match a.range {
+        None => &m.steps,
+        Some((from, k)) => {
+            let end = end_step(from, k)?;
+            let i = m.steps.iter().position(|e| e.step == from);
+            match i.filter(|&i| i + k as usize <= m.steps.len()) {
+                Some(i) => &m.steps[i..i + k as usize],
+                None => {
+                    return Err(CliError::Usage(format!(
+                        "{}: steps {from}..{end} are not all in this run (it has steps {}..{})",
+                        mpath.display(),
+                        m.steps.first().map_or(0, |e| e.step),
+                        m.steps.last().map_or(0, |e| e.step + 1)
+                    )))
+                }
+            }
+        }
+    };
+    let per = a.segment.map_or(1, |k| k as usize);
+    let (si, sn) = a.shard;
+    let units: Vec<Unit> = steps
+        .chunks(per)
+        .enumerate()
+        .filter(|(u, _)| *u as u64 % sn == si)
+        .map(|(_, entries)| Unit {
+            entries,
+            segment: a.segment.is_some(),
+        })
+        .collect();
     let statements = m
         .steps
         .iter()
         .map(|e| statement(&s, &mpath, e))
         .collect::<Result<Vec<_>>>()?;
-    for (e, st) in m.steps.iter().zip(&statements) {
-        step_files(run, &mpath, &s, e, st)?;
+    let st_of = |e: &StepEntry| -> &Statement {
+        let i = (e.step - m.steps[0].step) as usize;
+        &statements[i]
+    };
+    for u in &units {
+        for e in u.entries {
+            step_files(run, &mpath, &s, e, st_of(e))?;
+        }
     }
-    let keys = load_keys(&a.keys, &s)?;
+    let keys = load_keys(&r.keys, &s)?;
     let mut verified = vec![];
-    for (e, st) in m.steps.iter().zip(&statements) {
-        let path = run.join(proof_name(e.step));
-        let ok = existing_proof_verifies(&keys, &path, st);
-        if !ok && !a.force && path.exists() {
+    for u in &units {
+        let path = run.join(u.file());
+        let ok = existing_proof_verifies(&keys, &s, &mpath, &path, u)?;
+        if !ok && !r.force && path.exists() {
             return Err(CliError::StaleProof(path));
         }
         verified.push(ok);
     }
     let mut out = vec![];
-    for ((e, st), skip) in m.steps.iter().zip(&statements).zip(verified) {
-        let path = run.join(proof_name(e.step));
+    for (u, skip) in units.iter().zip(verified) {
+        let path: PathBuf = run.join(u.file());
+        let t = u.entries[0].step;
         if skip {
             if !json {
                 crate::outln!(
-                    "step {}: {} exists and verifies, skipped",
-                    e.step,
+                    "steps {t}..{}: {} exists and verifies, skipped",
+                    t + u.entries.len() as u64,
                     path.display()
                 );
             }
-            out.push(json!({"step": e.step, "proof": path, "skipped": true}));
+            out.push(json!({"step": t, "steps": u.entries.len(), "proof": path, "skipped": true}));
             continue;
         }
         // read again: what is proven is what is on disk now, checked again
-        let (b0, b1, bt) = step_files(run, &mpath, &s, e, st)?;
-        let (proof, t) = prove_with_bar(&keys, &b0, &b1, &bt, !json)?;
-        let bytes = proof_bytes(&keys, &proof)?;
-        write_atomic(&path, &bytes)?;
-        let mut v = report(&proof, &t, bytes.len(), &path, json);
+        let mut cps: Vec<Checkpoint> = vec![];
+        let mut batches: Vec<Batch> = vec![];
+        for e in u.entries {
+            let (b0, b1, bt) = step_files(run, &mpath, &s, e, st_of(e))?;
+            if cps.is_empty() {
+                cps.push(b0);
+            }
+            cps.push(b1);
+            batches.push(bt);
+        }
+        let mut v = if u.segment {
+            let (proof, t) = prove_segment_with_bar(&keys, &cps, &batches, !json)?;
+            let bytes = segment_proof_bytes(&keys, &proof)?;
+            write_atomic(&path, &bytes)?;
+            segment_report(&proof, &t, bytes.len(), &path, json)
+        } else {
+            let (proof, t) = prove_with_bar(&keys, &cps[0], &cps[1], &batches[0], !json)?;
+            let bytes = proof_bytes(&keys, &proof)?;
+            write_atomic(&path, &bytes)?;
+            report(&proof, &t, bytes.len(), &path, json)
+        };
         v["skipped"] = json!(false);
         out.push(v);
     }
+    let shard = (sn > 1).then(|| format!("{si}/{sn}"));
     if json {
-        print_json(&json!({"run": mpath, "proofs": out}));
+        print_json(&json!({"run": mpath, "shard": shard, "proofs": out}));
     } else {
         crate::outln!(
-            "{} steps proven or verified in {}",
+            "{} proofs made or verified in {}{}",
             out.len(),
-            run.display()
+            run.display(),
+            shard.map_or(String::new(), |s| format!(" (shard {s})"))
         );
     }
     Ok(())

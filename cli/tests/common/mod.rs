@@ -1,0 +1,101 @@
+//! Helpers of the CLI's end-to-end tests: run the `zkstep` binary, make
+//! keys, and train a short run from a small dataset.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use zkstep_core::poseidon::fr_from_hex;
+use zkstep_core::ModelSpec;
+use zkstep_verifier::Statement;
+
+/// A 2-3-1 ReLU MLP, batch 2, SGD.
+pub const SPEC: &str = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 3\nactivation = \"relu\"\n[[layers]]\ninputs = 3\noutputs = 1\n";
+
+pub fn run(args: &[&str]) -> (bool, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_zkstep"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The statement run.json's entry `e` (step t) records.
+pub fn manifest_statement(spec: &ModelSpec, e: &serde_json::Value, t: usize) -> Statement {
+    let h = |k: &str| fr_from_hex(e[k].as_str().unwrap()).unwrap();
+    Statement {
+        spec_digest: spec.digest(),
+        c_before: h("c_before"),
+        c_after: h("c_after"),
+        c_batch: h("c_batch"),
+        step: t as u64,
+    }
+}
+
+/// `zkstep keygen` of `d/spec.toml` into `d/keys` with 2 rows a tile, and `extra` flags.
+pub fn keygen(d: &std::path::Path, extra: &[&str]) -> (bool, String, String) {
+    let p = |n: &str| -> String { d.join(n).display().to_string() };
+    let (spec, keys) = (p("spec.toml"), p("keys"));
+    let mut args = vec!["keygen", "--spec", &spec, "--out", &keys, "--rows", "2"];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+/// Write `spec` and a 20-sample dataset into `d`, then `init` and `train` `steps` steps into `d/run`.
+pub fn trained_run(d: &std::path::Path, spec: &str, steps: u64) {
+    let p = |n: &str| -> String { d.join(n).display().to_string() };
+    std::fs::write(p("spec.toml"), spec).unwrap();
+    let x: Vec<f32> = (0..40)
+        .map(|i| ((i * 37) % 17) as f32 / 17.0 - 0.5)
+        .collect();
+    let y: Vec<f32> = (0..20).map(|i| (i % 2) as f32).collect();
+    zkstep_core::format::write_float_dataset(
+        &PathBuf::from(p("data.safetensors")),
+        &x,
+        [20, 2],
+        &y,
+        [20, 1],
+    )
+    .unwrap();
+    assert!(
+        run(&[
+            "init",
+            "--spec",
+            &p("spec.toml"),
+            "--out",
+            &p("c0.safetensors")
+        ])
+        .0
+    );
+    assert!(
+        run(&[
+            "train",
+            "--spec",
+            &p("spec.toml"),
+            "--ckpt",
+            &p("c0.safetensors"),
+            "--data",
+            &p("data.safetensors"),
+            "--steps",
+            &steps.to_string(),
+            "--out-dir",
+            &p("run")
+        ])
+        .0
+    );
+}
+
+/// `zkstep verify-run` of `d/run` with `d/keys/verifying.key`.
+pub fn verify_run(d: &std::path::Path) -> (bool, String, String) {
+    let p = |n: &str| -> String { d.join(n).display().to_string() };
+    run(&[
+        "verify-run",
+        "--run",
+        &p("run"),
+        "--vk",
+        &p("keys/verifying.key"),
+    ])
+}
