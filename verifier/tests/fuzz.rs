@@ -1,14 +1,18 @@
 //! Fuzzing the verifier's reading and verification of proofs: a fixed number
 //! of mutated proofs (random byte edits, cuts and extensions of the payload,
 //! re-sealed so that they pass the envelope's checksum, as an attacker would),
-//! plus a corpus of crafted payloads kept as regression cases. None may
-//! panic out of the library, and none but the original may be accepted.
+//! plus a corpus of crafted payloads kept as regression cases; one-step and
+//! segment proofs alike. None may panic out of the library, and none but
+//! the original may be accepted.
 #![allow(clippy::unwrap_used)]
 
 use rand::{Rng, SeedableRng};
 use std::path::PathBuf;
 use zkstep_circuits::files::{self, FileKind, Header};
-use zkstep_verifier::{read_proof, read_verifying_key, verify, VerifyError, VerifyingKey};
+use zkstep_verifier::{
+    read_any_proof, read_proof, read_verifying_key, verify, verify_segment, AnyProof, VerifyError,
+    VerifyingKey,
+};
 
 fn fx(name: &str) -> Vec<u8> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -27,14 +31,27 @@ fn honest() -> (Header, Vec<u8>) {
 /// Read and verify as `zkstep-verify` does; Ok(true) = accepted. A panic
 /// escaping the library fails the test (the library must catch it).
 fn verdict(vk: &VerifyingKey, bytes: &[u8]) -> Result<bool, VerifyError> {
-    let p = read_proof(bytes)?;
-    Ok(verify(vk, &p, None).is_ok())
+    Ok(match read_any_proof(bytes)? {
+        AnyProof::Step(p) => verify(vk, &p, None).is_ok(),
+        AnyProof::Segment(p) => verify_segment(vk, &p, None).is_ok(),
+    })
 }
 
 #[test]
 fn mutated_proofs_never_panic_and_are_never_accepted() {
+    for (name, kind) in [
+        ("proof.zkstep", FileKind::Proof),
+        ("segment.zkstep", FileKind::SegmentProof),
+    ] {
+        let bytes = fx(name);
+        let (h, body) = files::open(&bytes, kind).unwrap();
+        mutate_and_check(h, body);
+    }
+}
+
+fn mutate_and_check(h: Header, body: &[u8]) {
+    let body = body.to_vec();
     let vk = read_verifying_key(&fx("verifying.key")).unwrap();
-    let (h, body) = honest();
     assert_eq!(verdict(&vk, &files::seal(h, &body)).ok(), Some(true));
     let cases: usize = std::env::var("ZKSTEP_FUZZ_CASES")
         .ok()
