@@ -1,0 +1,108 @@
+//! The folding layer's own circuits beside nova-snark's augmented circuit,
+//! on a step circuit that passes its state through (so only the layer is
+//! counted): constraints, variables and matrix non-zeros a fold, for some
+//! state arities. `cargo run --release -p zkstep-fold --example layer_size [ARITY…]`
+//!
+//! nova-snark keeps its shapes private; its parameters are read back
+//! through their serde encoding into a struct of the same fields to count
+//! the non-zeros of its primary shape.
+#![allow(clippy::unwrap_used)]
+
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
+use nova_snark::r1cs::R1CSShape;
+use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
+use nova_snark::traits::{Engine, ROConstants, ROConstantsCircuit};
+use zkstep_fold::{params::shapes, ChallengeMode, OnePhase};
+
+type E1 = nova_snark::provider::Bn256EngineKZG;
+type E2 = nova_snark::provider::GrumpkinEngine;
+type F = <E1 as Engine>::Scalar;
+type S1 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, nova_snark::provider::hyperkzg::EvaluationEngine<E1>>;
+type S2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E2, nova_snark::provider::ipa_pc::EvaluationEngine<E2>>;
+
+#[derive(Clone, Debug)]
+struct Pass(usize);
+
+impl nova_snark::traits::circuit::StepCircuit<F> for Pass {
+    fn arity(&self) -> usize {
+        self.0
+    }
+    fn synthesize<CS: ConstraintSystem<F>>(
+        &self,
+        _: &mut CS,
+        z: &[AllocatedNum<F>],
+    ) -> Result<Vec<AllocatedNum<F>>, SynthesisError> {
+        Ok(z.to_vec())
+    }
+}
+
+/// nova-snark's `PublicParams`, field for field, to read its shapes.
+#[derive(serde::Deserialize)]
+#[serde(bound = "")]
+#[allow(dead_code)]
+struct NovaParams {
+    arity: usize,
+    ro1: ROConstants<E1>,
+    roc1: ROConstantsCircuit<E2>,
+    ro2: ROConstants<E2>,
+    roc2: ROConstantsCircuit<E1>,
+    ck1: <<E1 as Engine>::CE as nova_snark::traits::commitment::CommitmentEngineTrait<E1>>::CommitmentKey,
+    shape1: R1CSShape<E1>,
+    ck2: <<E2 as Engine>::CE as nova_snark::traits::commitment::CommitmentEngineTrait<E2>>::CommitmentKey,
+    shape2: R1CSShape<E2>,
+}
+
+fn nnz<E: Engine>(s: &R1CSShape<E>) -> usize {
+    s.A().len() + s.B().len() + s.C().len()
+}
+
+fn main() {
+    let arities: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().unwrap())
+        .collect();
+    let arities = if arities.is_empty() { vec![1, 47] } else { arities };
+    println!("| arity | circuit | constraints | variables | non-zeros |");
+    println!("| ---: | --- | ---: | ---: | ---: |");
+    for k in arities {
+        let c = OnePhase(Pass(k));
+        let cfg = zkstep_fold::params::config(&c, ChallengeMode::None).unwrap();
+        let (s1, _, s2) = shapes::<E1, E2, _>(&cfg, &c).unwrap();
+        let pp = nova_snark::nova::PublicParams::<E1, E2, Pass>::setup(
+            &Pass(k),
+            &*S1::ck_floor(),
+            &*S2::ck_floor(),
+        )
+        .unwrap();
+        let bytes = postcard::to_allocvec(&pp).unwrap();
+        let np: NovaParams = postcard::from_bytes(&bytes).unwrap();
+        for (name, cons, vars, nz) in [
+            ("zkstep-fold primary", s1.num_cons(), s1.num_vars(), nnz(&s1)),
+            ("nova-snark primary", np.shape1.num_cons(), np.shape1.num_vars(), nnz(&np.shape1)),
+            ("zkstep-fold secondary", s2.num_cons(), s2.num_vars(), nnz(&s2)),
+            ("nova-snark secondary", np.shape2.num_cons(), np.shape2.num_vars(), nnz(&np.shape2)),
+        ] {
+            println!("| {k} | {name} | {cons} | {vars} | {nz} |");
+        }
+    }
+    // the cost of drawing challenges: the same 3+3-value permutation circuit
+    // under each mode (the step circuit's own part is the same in all three)
+    println!();
+    println!("| mode | primary constraints | primary non-zeros | W₂ (padded) | secondary constraints | secondary non-zeros |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for (mode, per_fold) in [(ChallengeMode::PerFold, true), (ChallengeMode::PerRun, false)] {
+        let c = zkstep_fold::testing::Permutation::<F>::new(vec![0; 3], vec![0; 3], per_fold);
+        let cfg = zkstep_fold::params::config(&c, mode).unwrap();
+        let (s1, l, s2) = shapes::<E1, E2, _>(&cfg, &c).unwrap();
+        println!(
+            "| {mode:?} | {} | {} | {} ({}) | {} | {} |",
+            s1.num_cons(),
+            nnz(&s1),
+            l.second,
+            l.second_padded(),
+            s2.num_cons(),
+            nnz(&s2)
+        );
+    }
+}

@@ -1,0 +1,375 @@
+//! Compression into one zero-knowledge proof of constant size.
+//!
+//! 1. The secondary's last instance is folded into its running instance.
+//! 2. Each running instance is folded with a random satisfying instance of
+//!    its shape, so the witness the SNARKs see is uniformly random; the
+//!    folded commitments are hiding, and their blinds are revealed only
+//!    after that masking (as nova-snark's `CompressedSNARK` does).
+//! 3. nova-snark's Spartan (`S1`, `S2`: `snark` or `ppsnark`) proves each
+//!    masked instance satisfiable.
+//! 4. On a split layout, a polynomial opening (`EE1`) of the masked comm_W₂
+//!    as a vector of m values proves that W₂'s commitment lies on W₂'s
+//!    generators (docs/SOUNDNESS.md: why the challenges need it).
+
+use crate::cs::WitnessLayout;
+use crate::error::{FoldError, Result};
+use crate::instance::{
+    commit_witness, parts, Commitment, DerandKey, FoldInstance, RunningInstance, RunningWitness,
+};
+use crate::ivc::{check_final, derive_run, plain_layout, FinalState, Ivc};
+use crate::nifs;
+use crate::params::{Params, RoSet, View};
+use crate::augmented::Config;
+use ff::Field;
+use nova_snark::r1cs::R1CSShape;
+use nova_snark::spartan::polys::multilinear::MultilinearPolynomial;
+use nova_snark::traits::commitment::CommitmentEngineTrait;
+use nova_snark::traits::evaluation::EvaluationEngineTrait;
+use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
+use nova_snark::traits::{Engine, TranscriptEngineTrait};
+use rand::rngs::OsRng;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// What the prover needs to compress (beside the parameters).
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct ProverKey<E1, E2, S1, S2, EE1>
+where
+    E1: Engine,
+    E2: Engine,
+    S1: RelaxedR1CSSNARKTrait<E1>,
+    S2: RelaxedR1CSSNARKTrait<E2>,
+    EE1: EvaluationEngineTrait<E1>,
+{
+    pk1: S1::ProverKey,
+    pk2: S2::ProverKey,
+    ee_pk: EE1::ProverKey,
+}
+
+/// What the verifier needs (nothing of the prover's parameters).
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct VerifierKey<E1, E2, S1, S2, EE1>
+where
+    E1: Engine,
+    E2: Engine,
+    S1: RelaxedR1CSSNARKTrait<E1>,
+    S2: RelaxedR1CSSNARKTrait<E2>,
+    EE1: EvaluationEngineTrait<E1>,
+{
+    cfg: Config,
+    layout1: WitnessLayout,
+    digest: E1::Scalar,
+    vk1: S1::VerifierKey,
+    vk2: S2::VerifierKey,
+    ee_vk: EE1::VerifierKey,
+    dk1: DerandKey<E1>,
+    dk2: DerandKey<E2>,
+    #[serde(skip)]
+    ro: RoSet<E1, E2>,
+}
+
+/// The opening of the masked comm_W₂ as a vector of m values.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(bound = "")]
+struct SecondOpening<E: Engine, EE: EvaluationEngineTrait<E>> {
+    eval: E::Scalar,
+    arg: EE::EvaluationArgument,
+}
+
+/// A compressed proof of n folds.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct CompressedProof<E1, E2, S1, S2, EE1>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    S1: RelaxedR1CSSNARKTrait<E1>,
+    S2: RelaxedR1CSSNARKTrait<E2>,
+    EE1: EvaluationEngineTrait<E1>,
+{
+    zn: Vec<E1::Scalar>,
+    chain: Vec<E2::Scalar>,
+    run1: RunningInstance<E1>,
+    run2: RunningInstance<E2>,
+    last2: FoldInstance<E2>,
+    blind1: E1::Scalar,
+    blind2: E2::Scalar,
+    t_last2: Commitment<E2>,
+    rand2: RunningInstance<E2>,
+    t_rand2: Commitment<E2>,
+    rand1: RunningInstance<E1>,
+    t_rand1: Commitment<E1>,
+    blinds1: Vec<E1::Scalar>,
+    r_e1: E1::Scalar,
+    blind2_w: E2::Scalar,
+    r_e2: E2::Scalar,
+    snark1: S1,
+    snark2: S2,
+    second: Option<SecondOpening<E1, EE1>>,
+}
+
+/// Compression keys for the parameters.
+#[allow(clippy::type_complexity)]
+pub fn setup<E1, E2, S1, S2, EE1>(
+    pp: &Params<E1, E2>,
+) -> Result<(ProverKey<E1, E2, S1, S2, EE1>, VerifierKey<E1, E2, S1, S2, EE1>)>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    S1: RelaxedR1CSSNARKTrait<E1>,
+    S2: RelaxedR1CSSNARKTrait<E2>,
+    EE1: EvaluationEngineTrait<E1>,
+{
+    let (pk1, vk1) = S1::setup(&pp.ck1, &pp.shape1)?;
+    let (pk2, vk2) = S2::setup(&pp.ck2, &pp.shape2)?;
+    let (ee_pk, ee_vk) = EE1::setup(&pp.ck1)?;
+    Ok((
+        ProverKey { pk1, pk2, ee_pk },
+        VerifierKey {
+            cfg: pp.cfg,
+            layout1: pp.layout1,
+            digest: pp.digest,
+            vk1,
+            vk2,
+            ee_vk,
+            dk1: E1::CE::derand_key(&pp.ck1),
+            dk2: E2::CE::derand_key(&pp.ck2),
+            ro: RoSet::default(),
+        },
+    ))
+}
+
+/// A random satisfying running instance of a shape (every value random,
+/// E what makes it satisfied), committed as `layout` splits W.
+fn random_instance<E: Engine>(
+    ck: &crate::instance::CommitmentKey<E>,
+    shape: &R1CSShape<E>,
+    layout: &WitnessLayout,
+) -> Result<(RunningInstance<E>, RunningWitness<E>)> {
+    let (nv, ni) = (shape.num_vars(), shape.num_io());
+    let z: Vec<E::Scalar> = (0..nv + 1 + ni)
+        .into_par_iter()
+        .map(|_| E::Scalar::random(&mut OsRng))
+        .collect();
+    let u = z[nv];
+    let (az, bz, cz) = shape.multiply_vec(&z)?;
+    let e: Vec<E::Scalar> = (0..az.len())
+        .into_par_iter()
+        .map(|k| az[k] * bz[k] - u * cz[k])
+        .collect();
+    let blinds: Vec<E::Scalar> = (0..parts(layout))
+        .map(|_| E::Scalar::random(&mut OsRng))
+        .collect();
+    let r_e = E::Scalar::random(&mut OsRng);
+    let w = z[..nv].to_vec();
+    let comm_w = commit_witness::<E>(ck, layout, &w, &blinds)?;
+    let comm_e = E::CE::commit(ck, &e, &r_e);
+    Ok((
+        RunningInstance {
+            comm_w,
+            comm_e,
+            u,
+            x: z[nv + 1..].to_vec(),
+        },
+        RunningWitness { w, blinds, e, r_e },
+    ))
+}
+
+/// The transcript that fixes the point W₂ is opened at.
+fn second_point<E: Engine>(digest: &E::Scalar, comm: &Commitment<E>, vars: usize) -> Result<(E::TE, Vec<E::Scalar>)> {
+    let mut tr = E::TE::new(b"zkstep-fold W2");
+    tr.absorb(b"pp", digest);
+    tr.absorb(b"W2", comm);
+    let point = (0..vars)
+        .map(|_| tr.squeeze(b"x"))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok((tr, point))
+}
+
+fn log2(m: usize) -> usize {
+    m.trailing_zeros() as usize
+}
+
+impl<E1, E2, S1, S2, EE1> CompressedProof<E1, E2, S1, S2, EE1>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    S1: RelaxedR1CSSNARKTrait<E1>,
+    S2: RelaxedR1CSSNARKTrait<E2>,
+    EE1: EvaluationEngineTrait<E1>,
+{
+    /// Compress a finished IVC.
+    pub fn prove(
+        pp: &Params<E1, E2>,
+        pk: &ProverKey<E1, E2, S1, S2, EE1>,
+        ivc: &Ivc<E1, E2>,
+    ) -> Result<Self> {
+        if ivc.i == 0 {
+            return Err(FoldError::Invalid("an IVC of no folds".into()));
+        }
+        let layout2 = plain_layout(pp.shape2.num_vars());
+        let (t_last2, f2, f2_w) = nifs::fold(
+            &pp.ck2,
+            &pp.ro.n2,
+            pp.digest,
+            &pp.shape2,
+            &ivc.run2,
+            &ivc.run2_w,
+            &ivc.last2,
+            &ivc.last2_w,
+        )?;
+        let (rand2, rand2_w) = random_instance(&pp.ck2, &pp.shape2, &layout2)?;
+        let (t_rand2, n2, n2_w) = nifs::fold_relaxed(
+            &pp.ck2,
+            &pp.ro.n2,
+            pp.digest,
+            &pp.shape2,
+            &f2,
+            &f2_w,
+            &rand2,
+            &rand2_w,
+        )?;
+        let (rand1, rand1_w) = random_instance(&pp.ck1, &pp.shape1, &pp.layout1)?;
+        let (t_rand1, n1, n1_w) = nifs::fold_relaxed(
+            &pp.ck1,
+            &pp.ro.n1,
+            pp.digest_base(),
+            &pp.shape1,
+            &ivc.run1,
+            &ivc.run1_w,
+            &rand1,
+            &rand1_w,
+        )?;
+        let dk1 = E1::CE::derand_key(&pp.ck1);
+        let dk2 = E2::CE::derand_key(&pp.ck2);
+        let u1 = derandomize::<E1>(&dk1, &n1, &n1_w.blinds, &n1_w.r_e)?;
+        let u2 = derandomize::<E2>(&dk2, &n2, &n2_w.blinds, &n2_w.r_e)?;
+        let w1 = n1_w.to_nova(&pp.shape1)?.derandomize().0;
+        let w2 = n2_w.to_nova(&pp.shape2)?.derandomize().0;
+        let second = if pp.layout1.split {
+            let m = pp.layout1.first_offset();
+            let comm = E1::CE::derandomize(&dk1, &n1.comm_w[1], &n1_w.blinds[1]);
+            let (mut tr, point) = second_point::<E1>(&pp.digest, &comm, log2(m))?;
+            let values = &n1_w.w[..m];
+            let eval = MultilinearPolynomial::evaluate_with(values, &point);
+            tr.absorb(b"v", &eval);
+            let arg = EE1::prove(&pp.ck1, &pk.ee_pk, &mut tr, &comm, values, &point, &eval)?;
+            Some(SecondOpening { eval, arg })
+        } else {
+            None
+        };
+        let (snark1, snark2) = rayon::join(
+            || S1::prove(&pp.ck1, &pk.pk1, &pp.shape1, &u1, &w1),
+            || S2::prove(&pp.ck2, &pk.pk2, &pp.shape2, &u2, &w2),
+        );
+        Ok(CompressedProof {
+            zn: ivc.zi[..pp.cfg.arity].to_vec(),
+            chain: ivc.chain.clone(),
+            run1: ivc.run1.clone(),
+            run2: ivc.run2.clone(),
+            last2: ivc.last2.clone(),
+            blind1: ivc.blind1,
+            blind2: ivc.blind2,
+            t_last2,
+            rand2,
+            t_rand2,
+            rand1,
+            t_rand1,
+            blinds1: n1_w.blinds,
+            r_e1: n1_w.r_e,
+            blind2_w: n2_w.blinds[0],
+            r_e2: n2_w.r_e,
+            snark1: snark1?,
+            snark2: snark2?,
+            second,
+        })
+    }
+
+    /// Verify `num_steps` folds from the step's `z0`; returns its z_n.
+    pub fn verify(
+        &self,
+        vk: &VerifierKey<E1, E2, S1, S2, EE1>,
+        num_steps: u64,
+        z0: &[E1::Scalar],
+    ) -> Result<Vec<E1::Scalar>> {
+        let cfg = vk.cfg;
+        if num_steps == 0 || z0.len() != cfg.arity || self.zn.len() != cfg.arity {
+            return Err(FoldError::Rejected(format!(
+                "{num_steps} folds from {} slots, the key's step circuit has {}",
+                z0.len(),
+                cfg.arity
+            )));
+        }
+        if self.blinds1.len() != parts(&vk.layout1)
+            || self.rand1.comm_w.len() != cfg.primary_parts()
+            || self.rand1.x.len() != cfg.primary_io()
+            || self.rand2.comm_w.len() != 1
+            || self.rand2.x.len() != 2
+            || self.second.is_some() != vk.layout1.split
+        {
+            return Err(FoldError::Rejected("a proof of the wrong shape".into()));
+        }
+        let view = View {
+            ro: &vk.ro,
+            cfg,
+            digest: vk.digest,
+        };
+        // the challenges of a PerRun IVC come from the chain's end
+        let chain_end = self.chain.first().copied().unwrap_or(E1::Base::ZERO);
+        let ch = derive_run(&view, chain_end);
+        let mut z0f = z0.to_vec();
+        z0f.extend(ch.iter().copied());
+        let mut znf = self.zn.clone();
+        znf.extend(ch);
+        let st = FinalState {
+            zn: &znf,
+            chain: &self.chain,
+            run1: &self.run1,
+            run2: &self.run2,
+            last2: &self.last2,
+            blind1: self.blind1,
+            blind2: self.blind2,
+        };
+        check_final(&view, num_steps, &z0f, &st)?;
+        let f2 = nifs::verify_fold(&view.ro.n2, vk.digest, &self.run2, &self.last2, &self.t_last2);
+        let n2 = nifs::verify_relaxed(&view.ro.n2, vk.digest, &f2, &self.rand2, &self.t_rand2);
+        let n1 = nifs::verify_relaxed(
+            &view.ro.n1,
+            view.digest_base(),
+            &self.run1,
+            &self.rand1,
+            &self.t_rand1,
+        );
+        let u1 = derandomize::<E1>(&vk.dk1, &n1, &self.blinds1, &self.r_e1)?;
+        let u2 = derandomize::<E2>(&vk.dk2, &n2, &[self.blind2_w], &self.r_e2)?;
+        if let Some(s) = &self.second {
+            let m = vk.layout1.first_offset();
+            let comm = E1::CE::derandomize(&vk.dk1, &n1.comm_w[1], &self.blinds1[1]);
+            let (mut tr, point) = second_point::<E1>(&vk.digest, &comm, log2(m))?;
+            tr.absorb(b"v", &s.eval);
+            EE1::verify(&vk.ee_vk, &mut tr, &comm, &point, &s.eval, &s.arg)
+                .map_err(|e| FoldError::Rejected(format!("the opening of comm_W2: {e}")))?;
+        }
+        let (r1, r2) = rayon::join(
+            || self.snark1.verify(&vk.vk1, &u1),
+            || self.snark2.verify(&vk.vk2, &u2),
+        );
+        r1.map_err(|e| FoldError::Rejected(format!("the primary's SNARK: {e}")))?;
+        r2.map_err(|e| FoldError::Rejected(format!("the secondary's SNARK: {e}")))?;
+        Ok(self.zn.clone())
+    }
+}
+
+/// nova-snark's relaxed instance with the blinds taken out of its
+/// commitments (what Spartan proves).
+fn derandomize<E: Engine>(
+    dk: &DerandKey<E>,
+    u: &RunningInstance<E>,
+    blinds: &[E::Scalar],
+    r_e: &E::Scalar,
+) -> Result<nova_snark::r1cs::RelaxedR1CSInstance<E>> {
+    let r_w = blinds.iter().fold(E::Scalar::ZERO, |a, b| a + b);
+    Ok(u.to_nova()?.derandomize(dk, &r_w, r_e))
+}

@@ -1,0 +1,441 @@
+//! Constraint systems that know which part of the witness each variable is in.
+//!
+//! A fold's witness is `W = W₂ ‖ W₁` when its step circuit draws challenges
+//! (a *split* layout): W₁ holds what the step circuit allocates before the
+//! challenges exist (its first phase), W₂ everything else — the folding
+//! layer's own variables and the step circuit's second phase. W₂ comes first,
+//! padded to a power of two `m`, so that "a commitment to a vector of length
+//! m" (what a polynomial opening of m coefficients proves) means "supported
+//! on W₂'s columns"; docs/SOUNDNESS.md says why that is the property the
+//! challenge needs. Without challenges the layout is the allocation order.
+//!
+//! [`ShapeRecorder`] builds the R1CS matrices, [`WitnessRecorder`] the
+//! values; both tag each allocation with the [`Region`] current at that
+//! moment, and [`WitnessLayout`] maps (region, rank) to a column the same way
+//! for both.
+
+use crate::error::{FoldError, Result};
+use ff::PrimeField;
+use nova_snark::frontend::{
+    ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use nova_snark::r1cs::{R1CSShape, SparseMatrix};
+use nova_snark::traits::Engine;
+use serde::{Deserialize, Serialize};
+
+/// Which part of a fold's witness a variable belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Region {
+    /// W₁: fixed before the challenges are drawn (committed first).
+    First,
+    /// W₂: may depend on the challenges.
+    Second,
+}
+
+/// A constraint system whose next allocations can be put in a region.
+pub trait PhasedCs<F: PrimeField>: ConstraintSystem<F, Root = Self> {
+    /// Put the following allocations in `r` (ignored without a split layout).
+    fn set_region(&mut self, r: Region);
+}
+
+/// How a fold's witness vector is laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WitnessLayout {
+    /// Whether W is split into W₂ ‖ W₁.
+    pub split: bool,
+    /// Variables of W₁ (all of them without a split).
+    pub first: usize,
+    /// Variables of W₂ (0 without a split).
+    pub second: usize,
+}
+
+impl WitnessLayout {
+    /// W₂'s padded length m (a power of two, at least 2); 0 without a split.
+    pub fn second_padded(&self) -> usize {
+        if self.split {
+            self.second.next_power_of_two().max(2)
+        } else {
+            0
+        }
+    }
+
+    /// Length of W.
+    pub fn num_vars(&self) -> usize {
+        self.second_padded() + self.first
+    }
+
+    /// Where W₁ starts.
+    pub fn first_offset(&self) -> usize {
+        self.second_padded()
+    }
+
+    /// Columns of the aux variables in allocation order, from their tags.
+    fn columns(&self, tags: &[Region]) -> Vec<usize> {
+        if !self.split {
+            return (0..tags.len()).collect();
+        }
+        let (mut n1, mut n2) = (0, 0);
+        let off = self.first_offset();
+        tags.iter()
+            .map(|t| match t {
+                Region::First => {
+                    n1 += 1;
+                    off + n1 - 1
+                }
+                Region::Second => {
+                    n2 += 1;
+                    n2 - 1
+                }
+            })
+            .collect()
+    }
+
+    /// W (zero padded) from values in allocation order and their tags.
+    pub fn arrange<F: PrimeField>(&self, values: &[F], tags: &[Region]) -> Result<Vec<F>> {
+        if values.len() != tags.len() || values.len() != self.first + self.second {
+            return Err(FoldError::Invalid(format!(
+                "a witness of {} values for a layout of {} + {}",
+                values.len(),
+                self.first,
+                self.second
+            )));
+        }
+        let mut w = vec![F::ZERO; self.num_vars()];
+        for (v, c) in values.iter().zip(self.columns(tags)) {
+            w[c] = *v;
+        }
+        Ok(w)
+    }
+}
+
+fn region_of(split: bool, current: Region) -> Region {
+    if split {
+        current
+    } else {
+        Region::First
+    }
+}
+
+/// One matrix under construction, rows in order, variables still in
+/// allocation order (remapped to columns once the layout is known).
+#[derive(Default)]
+struct Rows<F> {
+    data: Vec<F>,
+    vars: Vec<Index>,
+    indptr: Vec<usize>,
+}
+
+impl<F: PrimeField> Rows<F> {
+    fn new() -> Self {
+        Rows {
+            data: vec![],
+            vars: vec![],
+            indptr: vec![0],
+        }
+    }
+
+    fn push(&mut self, lc: &LinearCombination<F>) {
+        for (v, c) in lc.iter() {
+            // as nova-snark builds its matrices: a zero coefficient is no entry
+            if !bool::from(c.is_zero()) {
+                self.data.push(*c);
+                self.vars.push(v.get_unchecked());
+            }
+        }
+        self.indptr.push(self.data.len());
+    }
+
+    fn finish(self, cols: &[usize], num_vars: usize, num_inputs: usize) -> SparseMatrix<F> {
+        let indices = self
+            .vars
+            .iter()
+            .map(|v| match v {
+                Index::Aux(j) => cols[*j],
+                Index::Input(k) => num_vars + k,
+            })
+            .collect();
+        SparseMatrix {
+            data: self.data,
+            indices,
+            indptr: self.indptr,
+            cols: num_vars + num_inputs,
+        }
+    }
+}
+
+/// Records a circuit's constraints (no values) and builds its R1CS shape.
+pub struct ShapeRecorder<F: PrimeField> {
+    split: bool,
+    region: Region,
+    tags: Vec<Region>,
+    inputs: usize,
+    a: Rows<F>,
+    b: Rows<F>,
+    c: Rows<F>,
+    constraints: usize,
+}
+
+impl<F: PrimeField> ShapeRecorder<F> {
+    /// A recorder for a split (W₂ ‖ W₁) or a plain layout.
+    pub fn new(split: bool) -> Self {
+        ShapeRecorder {
+            split,
+            region: Region::Second,
+            tags: vec![],
+            inputs: 1,
+            a: Rows::new(),
+            b: Rows::new(),
+            c: Rows::new(),
+            constraints: 0,
+        }
+    }
+
+    /// Constraints so far.
+    pub fn num_constraints(&self) -> usize {
+        self.constraints
+    }
+
+    /// Matrix non-zeros so far (A, B and C together).
+    pub fn num_nonzeros(&self) -> usize {
+        self.a.data.len() + self.b.data.len() + self.c.data.len()
+    }
+
+    /// Private variables so far.
+    pub fn num_aux(&self) -> usize {
+        self.tags.len()
+    }
+
+    /// The witness layout of what was recorded.
+    pub fn layout(&self) -> WitnessLayout {
+        let second = self.tags.iter().filter(|t| **t == Region::Second).count();
+        WitnessLayout {
+            split: self.split,
+            first: self.tags.len() - second,
+            second,
+        }
+    }
+
+    /// The R1CS shape and the witness layout.
+    pub fn into_shape<E: Engine<Scalar = F>>(self) -> Result<(R1CSShape<E>, WitnessLayout)> {
+        let layout = self.layout();
+        let cols = layout.columns(&self.tags);
+        let (nv, ni) = (layout.num_vars(), self.inputs);
+        let a = self.a.finish(&cols, nv, ni);
+        let b = self.b.finish(&cols, nv, ni);
+        let c = self.c.finish(&cols, nv, ni);
+        // nova-snark does not count the constant one as an input
+        let shape = R1CSShape::new(self.constraints, nv, ni - 1, a, b, c)?;
+        Ok((shape, layout))
+    }
+}
+
+impl<F: PrimeField> ConstraintSystem<F> for ShapeRecorder<F> {
+    type Root = Self;
+
+    fn alloc<Fv, A, AR>(&mut self, _: A, _: Fv) -> std::result::Result<Variable, SynthesisError>
+    where
+        Fv: FnOnce() -> std::result::Result<F, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.tags.push(region_of(self.split, self.region));
+        Ok(Variable::new_unchecked(Index::Aux(self.tags.len() - 1)))
+    }
+
+    fn alloc_input<Fv, A, AR>(
+        &mut self,
+        _: A,
+        _: Fv,
+    ) -> std::result::Result<Variable, SynthesisError>
+    where
+        Fv: FnOnce() -> std::result::Result<F, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs += 1;
+        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<F>) -> LinearCombination<F>,
+        LB: FnOnce(LinearCombination<F>) -> LinearCombination<F>,
+        LC: FnOnce(LinearCombination<F>) -> LinearCombination<F>,
+    {
+        self.a.push(&a(LinearCombination::zero()));
+        self.b.push(&b(LinearCombination::zero()));
+        self.c.push(&c(LinearCombination::zero()));
+        self.constraints += 1;
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+impl<F: PrimeField> PhasedCs<F> for ShapeRecorder<F> {
+    fn set_region(&mut self, r: Region) {
+        self.region = r;
+    }
+}
+
+/// Records a circuit's values (no constraints), tagged by region.
+pub struct WitnessRecorder<F: PrimeField> {
+    split: bool,
+    region: Region,
+    tags: Vec<Region>,
+    aux: Vec<F>,
+    inputs: Vec<F>,
+}
+
+impl<F: PrimeField> WitnessRecorder<F> {
+    /// A recorder for a split (W₂ ‖ W₁) or a plain layout.
+    pub fn new(split: bool) -> Self {
+        WitnessRecorder {
+            split,
+            region: Region::Second,
+            tags: vec![],
+            aux: vec![],
+            inputs: vec![F::ONE],
+        }
+    }
+
+    /// The public inputs (X, without the constant one).
+    pub fn public(&self) -> &[F] {
+        &self.inputs[1..]
+    }
+
+    /// W laid out as `layout` says.
+    pub fn witness(&self, layout: &WitnessLayout) -> Result<Vec<F>> {
+        layout.arrange(&self.aux, &self.tags)
+    }
+
+    /// The values of W₁ in allocation order (what the first phase allocated).
+    pub fn first_values(&self) -> impl Iterator<Item = &F> + '_ {
+        self.aux
+            .iter()
+            .zip(&self.tags)
+            .filter(|(_, t)| **t == Region::First)
+            .map(|(v, _)| v)
+    }
+
+    fn tag(&mut self, n: usize) {
+        let r = region_of(self.split, self.region);
+        self.tags.extend(std::iter::repeat_n(r, n));
+    }
+}
+
+impl<F: PrimeField> ConstraintSystem<F> for WitnessRecorder<F> {
+    type Root = Self;
+
+    fn new() -> Self {
+        WitnessRecorder::new(false)
+    }
+
+    fn alloc<Fv, A, AR>(&mut self, _: A, f: Fv) -> std::result::Result<Variable, SynthesisError>
+    where
+        Fv: FnOnce() -> std::result::Result<F, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        self.tag(1);
+        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<Fv, A, AR>(
+        &mut self,
+        _: A,
+        f: Fv,
+    ) -> std::result::Result<Variable, SynthesisError>
+    where
+        Fv: FnOnce() -> std::result::Result<F, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs.push(f()?);
+        Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<F>) -> LinearCombination<F>,
+        LB: FnOnce(LinearCombination<F>) -> LinearCombination<F>,
+        LC: FnOnce(LinearCombination<F>) -> LinearCombination<F>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[F]) {
+        self.inputs.extend(new_inputs);
+    }
+
+    fn extend_aux(&mut self, new_aux: &[F]) {
+        self.aux.extend(new_aux);
+        self.tag(new_aux.len());
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [F], &mut [F]) {
+        let (i, j) = (self.aux.len(), self.inputs.len());
+        self.aux.resize(i + aux_n, F::ZERO);
+        self.tag(aux_n);
+        self.inputs.resize(j + inputs_n, F::ZERO);
+        (&mut self.aux[i..], &mut self.inputs[j..])
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [F] {
+        let j = self.inputs.len();
+        self.inputs.resize(j + n, F::ZERO);
+        &mut self.inputs[j..]
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [F] {
+        let i = self.aux.len();
+        self.aux.resize(i + n, F::ZERO);
+        self.tag(n);
+        &mut self.aux[i..]
+    }
+
+    fn inputs_slice(&self) -> &[F] {
+        &self.inputs
+    }
+
+    fn aux_slice(&self) -> &[F] {
+        &self.aux
+    }
+}
+
+impl<F: PrimeField> PhasedCs<F> for WitnessRecorder<F> {
+    fn set_region(&mut self, r: Region) {
+        self.region = r;
+    }
+}

@@ -1,0 +1,45 @@
+//! The crate's one error type.
+
+use nova_snark::errors::NovaError;
+use nova_snark::frontend::SynthesisError;
+
+/// Why folding, compressing or verifying failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FoldError {
+    /// A circuit could not be synthesised (a missing value, an unsatisfiable
+    /// gadget, an output of the wrong length).
+    #[error("synthesis: {0}")]
+    Synthesis(String),
+    /// nova-snark refused something (a commitment key, a SNARK, a shape).
+    #[error("nova-snark: {0}")]
+    Nova(String),
+    /// The arguments do not fit the parameters (arity, counts, lengths).
+    #[error("invalid input: {0}")]
+    Invalid(String),
+    /// The step circuit's first phase gave other values once the challenges
+    /// were known: its first phase depends on them, which breaks
+    /// commit-then-challenge.
+    #[error("fold {fold}: the first phase of the step circuit depends on its challenges")]
+    PhaseDependsOnChallenge {
+        /// The fold.
+        fold: usize,
+    },
+    /// A proof (or an IVC state) does not verify.
+    #[error("rejected: {0}")]
+    Rejected(String),
+}
+
+impl From<SynthesisError> for FoldError {
+    fn from(e: SynthesisError) -> Self {
+        FoldError::Synthesis(e.to_string())
+    }
+}
+
+impl From<NovaError> for FoldError {
+    fn from(e: NovaError) -> Self {
+        FoldError::Nova(e.to_string())
+    }
+}
+
+/// The crate's result type.
+pub type Result<T> = std::result::Result<T, FoldError>;

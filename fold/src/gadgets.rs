@@ -1,0 +1,283 @@
+//! Instances of one curve allocated in the other curve's circuit, where
+//! their commitments are native points and their public IO is a non-native
+//! number (limbs of 64 bits), and the fold of an incoming instance into the
+//! running one — the in-circuit twin of `nifs::fold_instance`.
+
+use crate::hash::fold_challenge_circuit;
+use crate::instance::{FoldInstance, RunningInstance, LIMBS, LIMB_BITS};
+use ff::Field;
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::{Boolean, ConstraintSystem, SynthesisError};
+use nova_snark::gadgets::ecc::AllocatedPoint;
+use nova_snark::gadgets::nonnative::bignat::BigNat;
+use nova_snark::gadgets::nonnative::util::{f_to_nat, Num};
+use nova_snark::gadgets::utils::{
+    alloc_bignat_constant, alloc_scalar_as_base, conditionally_select,
+    conditionally_select_bignat, le_bits_to_num,
+};
+use nova_snark::traits::commitment::CommitmentTrait;
+use nova_snark::traits::{Engine, Group, ROCircuitTrait, ROConstantsCircuit};
+
+/// A fresh instance of `E`, allocated in a circuit over `E::Base`.
+#[derive(Clone)]
+pub struct AllocIncoming<E: Engine> {
+    /// Its witness commitments (checked on the curve).
+    pub w: Vec<AllocatedPoint<E>>,
+    /// Its public IO (values below 2²⁵⁰, the same number in both fields).
+    pub x: Vec<AllocatedNum<E::Base>>,
+}
+
+impl<E: Engine> AllocIncoming<E> {
+    /// Allocate `inst` (None: points at infinity and zeros, for the shape
+    /// and the first fold) with `parts` commitments and `io` values.
+    pub fn alloc<CS: ConstraintSystem<E::Base>>(
+        mut cs: CS,
+        inst: Option<&FoldInstance<E>>,
+        parts: usize,
+        io: usize,
+    ) -> Result<Self, SynthesisError> {
+        let w = (0..parts)
+            .map(|k| {
+                let p = AllocatedPoint::alloc(
+                    cs.namespace(|| format!("W{k}")),
+                    inst.map(|u| u.comm_w[k].to_coordinates()),
+                )?;
+                p.check_on_curve(cs.namespace(|| format!("W{k} on the curve")))?;
+                Ok(p)
+            })
+            .collect::<Result<Vec<_>, SynthesisError>>()?;
+        let x = (0..io)
+            .map(|k| {
+                alloc_scalar_as_base::<E, _>(cs.namespace(|| format!("X{k}")), inst.map(|u| u.x[k]))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AllocIncoming { w, x })
+    }
+
+    /// Absorb as `FoldInstance::absorb` does.
+    pub fn absorb(&self, ro: &mut E::ROCircuit) -> Result<(), SynthesisError> {
+        for p in &self.w {
+            p.absorb_in_ro(ro)?;
+        }
+        for x in &self.x {
+            ro.absorb(x);
+        }
+        Ok(())
+    }
+}
+
+/// A running instance of `E`, allocated in a circuit over `E::Base`.
+pub struct AllocRunning<E: Engine> {
+    /// Witness commitments.
+    pub w: Vec<AllocatedPoint<E>>,
+    /// Error commitment.
+    pub e: AllocatedPoint<E>,
+    /// The relaxation scalar (small: 1 plus a sum of 128-bit challenges).
+    pub u: AllocatedNum<E::Base>,
+    /// Public IO as numbers modulo `E`'s scalar field.
+    pub x: Vec<BigNat<E::Base>>,
+}
+
+fn alloc_limbs<E: Engine, CS: ConstraintSystem<E::Base>>(
+    cs: CS,
+    v: Option<E::Scalar>,
+) -> Result<BigNat<E::Base>, SynthesisError> {
+    BigNat::alloc_from_nat(
+        cs,
+        || Ok(f_to_nat(&v.unwrap_or(E::Scalar::ZERO))),
+        LIMB_BITS,
+        LIMBS,
+    )
+}
+
+impl<E: Engine> AllocRunning<E> {
+    /// Allocate `inst` (None: the all-zero instance's values). Nothing is
+    /// range-checked: the instance is bound by the state hash that opens it.
+    pub fn alloc<CS: ConstraintSystem<E::Base>>(
+        mut cs: CS,
+        inst: Option<&RunningInstance<E>>,
+        parts: usize,
+        io: usize,
+    ) -> Result<Self, SynthesisError> {
+        let w = (0..parts)
+            .map(|k| {
+                AllocatedPoint::alloc(
+                    cs.namespace(|| format!("W{k}")),
+                    inst.map(|u| u.comm_w[k].to_coordinates()),
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let e = AllocatedPoint::alloc(
+            cs.namespace(|| "E"),
+            inst.map(|u| u.comm_e.to_coordinates()),
+        )?;
+        let u = alloc_scalar_as_base::<E, _>(cs.namespace(|| "u"), inst.map(|u| u.u))?;
+        let x = (0..io)
+            .map(|k| alloc_limbs::<E, _>(cs.namespace(|| format!("X{k}")), inst.map(|u| u.x[k])))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AllocRunning { w, e, u, x })
+    }
+
+    /// The all-zero instance, as constants (points at infinity, u = 0, X = 0).
+    pub fn zero<CS: ConstraintSystem<E::Base>>(
+        mut cs: CS,
+        parts: usize,
+        io: usize,
+    ) -> Result<Self, SynthesisError> {
+        let inf = AllocatedPoint::default(cs.namespace(|| "infinity"))?;
+        let x = (0..io)
+            .map(|k| {
+                alloc_bignat_constant(
+                    cs.namespace(|| format!("X{k}")),
+                    &f_to_nat(&E::Scalar::ZERO),
+                    LIMB_BITS,
+                    LIMBS,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AllocRunning {
+            w: vec![inf.clone(); parts],
+            e: inf.clone(),
+            u: inf.x.clone(),
+            x,
+        })
+    }
+
+    /// A fresh instance as a running one (E at infinity, u = 1).
+    pub fn from_incoming<CS: ConstraintSystem<E::Base>>(
+        mut cs: CS,
+        inc: &AllocIncoming<E>,
+    ) -> Result<Self, SynthesisError> {
+        let e = AllocatedPoint::default(cs.namespace(|| "E"))?;
+        let x = inc
+            .x
+            .iter()
+            .enumerate()
+            .map(|(k, v)| {
+                BigNat::from_num(
+                    cs.namespace(|| format!("X{k}")),
+                    &Num::from(v.clone()),
+                    LIMB_BITS,
+                    LIMBS,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AllocRunning {
+            w: inc.w.clone(),
+            e,
+            u: AllocatedNum::one::<CS>(),
+            x,
+        })
+    }
+
+    /// Absorb as `RunningInstance::absorb` does.
+    pub fn absorb<CS: ConstraintSystem<E::Base>>(
+        &self,
+        mut cs: CS,
+        ro: &mut E::ROCircuit,
+    ) -> Result<(), SynthesisError> {
+        for p in &self.w {
+            p.absorb_in_ro(ro)?;
+        }
+        self.e.absorb_in_ro(ro)?;
+        ro.absorb(&self.u);
+        for (k, x) in self.x.iter().enumerate() {
+            for (j, limb) in x.as_limbs().iter().enumerate() {
+                let n = limb.as_allocated_num(cs.namespace(|| format!("X{k} limb {j}")))?;
+                ro.absorb(&n);
+            }
+        }
+        Ok(())
+    }
+
+    /// Fold `inc` into this instance with cross term `t`:
+    /// r = H(pp, inc, T); Wₖ + r·incₖ, E + r·T, u + r, X + r·x (mod |E::Scalar|).
+    pub fn fold<CS: ConstraintSystem<E::Base>>(
+        &self,
+        mut cs: CS,
+        c: &ROConstantsCircuit<E>,
+        pp: &AllocatedNum<E::Base>,
+        inc: &AllocIncoming<E>,
+        t: &AllocatedPoint<E>,
+    ) -> Result<Self, SynthesisError> {
+        let r_bits = fold_challenge_circuit(cs.namespace(|| "r bits"), c, pp, inc, t)?;
+        let r = le_bits_to_num(cs.namespace(|| "r"), &r_bits)?;
+        let w = self
+            .w
+            .iter()
+            .zip(&inc.w)
+            .enumerate()
+            .map(|(k, (a, b))| {
+                let rb = b.scalar_mul(cs.namespace(|| format!("r·w{k}")), &r_bits)?;
+                a.add(cs.namespace(|| format!("W{k} + r·w{k}")), &rb)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let rt = t.scalar_mul(cs.namespace(|| "r·T"), &r_bits)?;
+        let e = self.e.add(cs.namespace(|| "E + r·T"), &rt)?;
+        let u = AllocatedNum::alloc(cs.namespace(|| "u + r"), || {
+            match (self.u.get_value(), r.get_value()) {
+                (Some(a), Some(b)) => Ok(a + b),
+                _ => Err(SynthesisError::AssignmentMissing),
+            }
+        })?;
+        cs.enforce(
+            || "u + r",
+            |lc| lc,
+            |lc| lc,
+            |lc| lc + u.get_variable() - self.u.get_variable() - r.get_variable(),
+        );
+        let modulus = alloc_bignat_constant(
+            cs.namespace(|| "modulus"),
+            &E::GE::group_params().2,
+            LIMB_BITS,
+            LIMBS,
+        )?;
+        let r_bn = BigNat::from_num(cs.namespace(|| "r limbs"), &Num::from(r), LIMB_BITS, LIMBS)?;
+        let x = self
+            .x
+            .iter()
+            .zip(&inc.x)
+            .enumerate()
+            .map(|(k, (acc, v))| {
+                let v_bn = BigNat::from_num(
+                    cs.namespace(|| format!("x{k} limbs")),
+                    &Num::from(v.clone()),
+                    LIMB_BITS,
+                    LIMBS,
+                )?;
+                let (_, rv) = v_bn.mult_mod(cs.namespace(|| format!("r·x{k}")), &r_bn, &modulus)?;
+                let sum = acc.add(&rv)?;
+                sum.red_mod(cs.namespace(|| format!("X{k} + r·x{k}")), &modulus)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AllocRunning { w, e, u, x })
+    }
+
+    /// `a` if `cond`, else `b`.
+    pub fn select<CS: ConstraintSystem<E::Base>>(
+        mut cs: CS,
+        a: &Self,
+        b: &Self,
+        cond: &Boolean,
+    ) -> Result<Self, SynthesisError> {
+        let w = a
+            .w
+            .iter()
+            .zip(&b.w)
+            .enumerate()
+            .map(|(k, (p, q))| {
+                AllocatedPoint::conditionally_select(cs.namespace(|| format!("W{k}")), p, q, cond)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let e = AllocatedPoint::conditionally_select(cs.namespace(|| "E"), &a.e, &b.e, cond)?;
+        let u = conditionally_select(cs.namespace(|| "u"), &a.u, &b.u, cond)?;
+        let x = a
+            .x
+            .iter()
+            .zip(&b.x)
+            .enumerate()
+            .map(|(k, (p, q))| conditionally_select_bignat(cs.namespace(|| format!("X{k}")), p, q, cond))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AllocRunning { w, e, u, x })
+    }
+}

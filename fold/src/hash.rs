@@ -1,0 +1,186 @@
+//! The layer's hashes, each a native function beside its circuit twin (the
+//! tests check they agree): the state hash an instance's public IO carries,
+//! the folding challenge r, the chain of W₁ commitments and the challenges
+//! drawn from them. All are nova-snark's Poseidon RO of the curve whose
+//! instances are folded (`E::RO` natively, `E::ROCircuit` in the circuit
+//! over `E::Base`).
+
+use crate::gadgets::{AllocIncoming, AllocRunning};
+use crate::instance::{Commitment, FoldInstance, RunningInstance};
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::{AllocatedBit, ConstraintSystem, SynthesisError};
+use nova_snark::gadgets::ecc::AllocatedPoint;
+use nova_snark::gadgets::utils::{base_as_scalar, le_bits_to_num};
+use nova_snark::traits::{
+    AbsorbInROTrait, Engine, ROCircuitTrait, ROConstants, ROConstantsCircuit, ROMode, ROTrait,
+};
+
+/// Bits kept of a hash that is public IO: below both fields' moduli, so
+/// the value is the same number in the circuit of either curve.
+pub const HASH_BITS: usize = 250;
+/// Bits of a folding challenge r.
+pub const CHALLENGE_BITS: usize = 128;
+
+/// Which sponge width the layer's hashes use.
+pub const RO_MODE: ROMode = ROMode::Wide;
+
+fn ro<E: Engine>(c: &ROConstants<E>) -> E::RO {
+    E::RO::new_with_mode(c.clone(), RO_MODE)
+}
+
+fn ro_circuit<E: Engine>(c: &ROConstantsCircuit<E>) -> E::ROCircuit {
+    E::ROCircuit::new_with_mode(c.clone(), RO_MODE)
+}
+
+/// The state hash of the circuit that folds `E`'s instances:
+/// `H(pp, i, state, U, blind)` (state: the primary's h₀ and zᵢ, the
+/// secondary's chain).
+pub fn state_hash<E: Engine>(
+    c: &ROConstants<E>,
+    pp: E::Base,
+    i: u64,
+    state: &[E::Base],
+    u: &RunningInstance<E>,
+    blind: E::Base,
+) -> E::Base {
+    let mut h = ro::<E>(c);
+    h.absorb(pp);
+    h.absorb(E::Base::from(i));
+    for s in state {
+        h.absorb(*s);
+    }
+    u.absorb(&mut h);
+    h.absorb(blind);
+    h.squeeze(HASH_BITS, false)
+}
+
+/// Circuit twin of [`state_hash`].
+pub fn state_hash_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
+    mut cs: CS,
+    c: &ROConstantsCircuit<E>,
+    pp: &AllocatedNum<E::Base>,
+    i: &AllocatedNum<E::Base>,
+    state: &[AllocatedNum<E::Base>],
+    u: &AllocRunning<E>,
+    blind: &AllocatedNum<E::Base>,
+) -> Result<AllocatedNum<E::Base>, SynthesisError> {
+    let mut h = ro_circuit::<E>(c);
+    h.absorb(pp);
+    h.absorb(i);
+    for s in state {
+        h.absorb(s);
+    }
+    u.absorb(cs.namespace(|| "U"), &mut h)?;
+    h.absorb(blind);
+    let bits = h.squeeze(cs.namespace(|| "squeeze"), HASH_BITS, false)?;
+    le_bits_to_num(cs.namespace(|| "value"), &bits)
+}
+
+/// The folding challenge r = H(pp, u, T), as a scalar of `E` (128 bits).
+/// The running instance is not absorbed: u's public IO holds its hash.
+pub fn fold_challenge<E: Engine>(
+    c: &ROConstants<E>,
+    pp: E::Base,
+    u: &FoldInstance<E>,
+    t: &Commitment<E>,
+) -> E::Scalar {
+    let mut h = ro::<E>(c);
+    h.absorb(pp);
+    u.absorb(&mut h);
+    t.absorb_in_ro(&mut h);
+    base_as_scalar::<E>(h.squeeze(CHALLENGE_BITS, false))
+}
+
+/// Circuit twin of [`fold_challenge`]: r's bits, little-endian.
+pub fn fold_challenge_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
+    cs: CS,
+    c: &ROConstantsCircuit<E>,
+    pp: &AllocatedNum<E::Base>,
+    u: &AllocIncoming<E>,
+    t: &AllocatedPoint<E>,
+) -> Result<Vec<AllocatedBit>, SynthesisError> {
+    let mut h = ro_circuit::<E>(c);
+    h.absorb(pp);
+    u.absorb(&mut h)?;
+    t.absorb_in_ro(&mut h)?;
+    h.squeeze(cs, CHALLENGE_BITS, false)
+}
+
+/// The challenge of folding two running instances (the random instance
+/// folded in before compression): H(pp, U₁, U₂, T), outside any circuit.
+pub fn relaxed_challenge<E: Engine>(
+    c: &ROConstants<E>,
+    pp: E::Base,
+    u1: &RunningInstance<E>,
+    u2: &RunningInstance<E>,
+    t: &Commitment<E>,
+) -> E::Scalar {
+    let mut h = ro::<E>(c);
+    h.absorb(pp);
+    u1.absorb(&mut h);
+    u2.absorb(&mut h);
+    t.absorb_in_ro(&mut h);
+    base_as_scalar::<E>(h.squeeze(CHALLENGE_BITS, false))
+}
+
+/// One link of the chain of W₁ commitments: H(previous, comm_W₁).
+pub fn chain_link<E: Engine>(c: &ROConstants<E>, prev: E::Base, w1: &Commitment<E>) -> E::Base {
+    let mut h = ro::<E>(c);
+    h.absorb(prev);
+    w1.absorb_in_ro(&mut h);
+    h.squeeze(HASH_BITS, false)
+}
+
+/// Circuit twin of [`chain_link`].
+pub fn chain_link_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
+    mut cs: CS,
+    c: &ROConstantsCircuit<E>,
+    prev: &AllocatedNum<E::Base>,
+    w1: &AllocatedPoint<E>,
+) -> Result<AllocatedNum<E::Base>, SynthesisError> {
+    let mut h = ro_circuit::<E>(c);
+    h.absorb(prev);
+    w1.absorb_in_ro(&mut h)?;
+    let bits = h.squeeze(cs.namespace(|| "squeeze"), HASH_BITS, false)?;
+    le_bits_to_num(cs.namespace(|| "value"), &bits)
+}
+
+/// Challenge j of a fold whose W₁ commitment is `w1`: H(pp, comm_W₁, j).
+pub fn fold_drawn<E: Engine>(c: &ROConstants<E>, pp: E::Base, w1: &Commitment<E>, j: usize) -> E::Base {
+    let mut h = ro::<E>(c);
+    h.absorb(pp);
+    w1.absorb_in_ro(&mut h);
+    h.absorb(E::Base::from(j as u64));
+    h.squeeze(HASH_BITS, false)
+}
+
+/// Circuit twin of [`fold_drawn`].
+pub fn fold_drawn_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
+    mut cs: CS,
+    c: &ROConstantsCircuit<E>,
+    pp: &AllocatedNum<E::Base>,
+    w1: &AllocatedPoint<E>,
+    j: usize,
+) -> Result<AllocatedNum<E::Base>, SynthesisError> {
+    let mut h = ro_circuit::<E>(c);
+    h.absorb(pp);
+    w1.absorb_in_ro(&mut h)?;
+    let jv = AllocatedNum::alloc(cs.namespace(|| "j"), || Ok(E::Base::from(j as u64)))?;
+    cs.enforce(
+        || "j is the constant",
+        |lc| lc + jv.get_variable(),
+        |lc| lc + CS::one(),
+        |lc| lc + (E::Base::from(j as u64), CS::one()),
+    );
+    h.absorb(&jv);
+    let bits = h.squeeze(cs.namespace(|| "squeeze"), HASH_BITS, false)?;
+    le_bits_to_num(cs.namespace(|| "value"), &bits)
+}
+
+/// Challenge j of a whole run, from the chain's last link: H(end, j).
+pub fn run_drawn<E: Engine>(c: &ROConstants<E>, end: E::Base, j: usize) -> E::Base {
+    let mut h = ro::<E>(c);
+    h.absorb(end);
+    h.absorb(E::Base::from(j as u64));
+    h.squeeze(HASH_BITS, false)
+}

@@ -1,0 +1,570 @@
+//! The IVC driver, a small state machine: `Ivc::new(z₀, challenges)`, one
+//! `prove_step` per fold, `verify` (the whole running state, for tests; the
+//! product compresses with `compress`).
+//!
+//! Each fold: fold the secondary's last instance into its running instance
+//! (natively), run the primary circuit (which folds the same in-circuit and
+//! runs the step), commit its witness (W₂ and, on a split layout, W₁ from
+//! the precommitment), fold it into the primary's running instance, and run
+//! the secondary circuit on it.
+//!
+//! Challenges: `PerFold` commits each fold's W₁ first ([`Ivc::precommit`],
+//! done inside `prove_step`) and draws αⱼ = H(pp, comm_W₁, j); `PerRun`
+//! needs every fold's W₁ committed before the first fold: the caller runs
+//! [`Ivc::precommit`] over all folds, [`run_challenges`] on the results, and
+//! hands each precommitment to its `prove_step`.
+
+use crate::augmented::{synthesize_primary, synthesize_secondary, PrimaryInputs, SecondaryInputs};
+use crate::cs::{PhasedCs, Region, WitnessRecorder};
+use crate::error::{FoldError, Result};
+use crate::hash::{chain_link, fold_drawn, run_drawn, state_hash};
+use crate::instance::{
+    check_running, commit_first, commit_witness, Commitment, FoldInstance, FoldWitness,
+    RunningInstance, RunningWitness,
+};
+use crate::nifs;
+use crate::params::{Params, View};
+use crate::step::{ChallengeMode, StepCircuit};
+use crate::cs::WitnessLayout;
+use ff::Field;
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::ConstraintSystem;
+use nova_snark::gadgets::utils::field_switch;
+use nova_snark::traits::commitment::CommitmentEngineTrait;
+use nova_snark::traits::Engine;
+use rand::rngs::OsRng;
+use serde::{Deserialize, Serialize};
+
+/// A fold's W₁, committed before its challenges are drawn.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct Precommitment<E: Engine> {
+    /// comm_W₁.
+    pub comm: Commitment<E>,
+    pub(crate) blind: E::Scalar,
+    // Σ sʲ·W₁ⱼ at a random s: the fold's W₁ must come out the same once the
+    // challenges are known
+    pub(crate) key: E::Scalar,
+    pub(crate) fingerprint: E::Scalar,
+}
+
+fn fingerprint<'a, F: Field>(key: F, values: impl Iterator<Item = &'a F>) -> F {
+    values.fold(F::ZERO, |acc, v| acc * key + v)
+}
+
+/// The challenges of a `PerRun` IVC from its folds' precommitments, in order.
+pub fn run_challenges<E1, E2>(pp: &Params<E1, E2>, pre: &[Precommitment<E1>]) -> Vec<E1::Scalar>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    let end = pre
+        .iter()
+        .fold(E1::Base::ZERO, |acc, p| chain_link::<E1>(&pp.ro.n1, acc, &p.comm));
+    derive_run(&pp.view(), end)
+}
+
+/// The PerRun challenges from the chain's last link.
+pub(crate) fn derive_run<E1, E2>(v: &View<'_, E1, E2>, end: E1::Base) -> Vec<E1::Scalar>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    (0..v.cfg.run_challenges())
+        .map(|j| field_switch::<E1::Base, E1::Scalar>(run_drawn::<E1>(&v.ro.n1, end, j)))
+        .collect()
+}
+
+/// The state the IVC is in after some folds.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct Ivc<E1, E2>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    pub(crate) arity: usize,
+    pub(crate) z0: Vec<E1::Scalar>,
+    pub(crate) h0: E1::Scalar,
+    pub(crate) zi: Vec<E1::Scalar>,
+    pub(crate) chain: Vec<E2::Scalar>,
+    pub(crate) i: u64,
+    pub(crate) run1: RunningInstance<E1>,
+    pub(crate) run1_w: RunningWitness<E1>,
+    pub(crate) run2: RunningInstance<E2>,
+    pub(crate) run2_w: RunningWitness<E2>,
+    pub(crate) last2: FoldInstance<E2>,
+    pub(crate) last2_w: FoldWitness<E2>,
+    pub(crate) blind1: E1::Scalar,
+    pub(crate) blind2: E2::Scalar,
+}
+
+impl<E1, E2> Ivc<E1, E2>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    /// An IVC from the step circuit's `z0`; a `PerRun` IVC takes its
+    /// challenges ([`run_challenges`]), the others none.
+    pub fn new(pp: &Params<E1, E2>, z0: &[E1::Scalar], challenges: Vec<E1::Scalar>) -> Result<Self> {
+        let cfg = pp.cfg;
+        if z0.len() != cfg.arity || challenges.len() != cfg.run_challenges() {
+            return Err(FoldError::Invalid(format!(
+                "z0 has {} slots and {} challenges; the step circuit has {} and {}",
+                z0.len(),
+                challenges.len(),
+                cfg.arity,
+                cfg.run_challenges()
+            )));
+        }
+        let mut z = z0.to_vec();
+        z.extend(challenges);
+        let parts = cfg.primary_parts();
+        Ok(Ivc {
+            arity: cfg.arity,
+            h0: first_hash(&pp.view(), &z),
+            zi: z.clone(),
+            z0: z,
+            chain: vec![E2::Scalar::ZERO; cfg.chain_len()],
+            i: 0,
+            run1: RunningInstance::default_with(parts, cfg.primary_io()),
+            run1_w: RunningWitness::default_with(&pp.shape1, parts),
+            run2: RunningInstance::default_with(1, 2),
+            run2_w: RunningWitness::default_with(&pp.shape2, 1),
+            last2: FoldInstance {
+                comm_w: vec![Commitment::<E2>::default()],
+                x: vec![E2::Scalar::ZERO; 2],
+            },
+            last2_w: FoldWitness {
+                w: vec![E2::Scalar::ZERO; pp.shape2.num_vars()],
+                blinds: vec![E2::Scalar::ZERO],
+            },
+            blind1: E1::Scalar::ZERO,
+            blind2: E2::Scalar::ZERO,
+        })
+    }
+
+    /// Folds done.
+    pub fn num_steps(&self) -> u64 {
+        self.i
+    }
+
+    /// The step circuit's current state (challenges not included).
+    pub fn outputs(&self) -> &[E1::Scalar] {
+        &self.zi[..self.arity]
+    }
+
+    /// Commit a fold's W₁: run the step circuit on `z` (its slots only) with
+    /// zero challenges, commit what its first phase allocated. Returns the
+    /// precommitment and the step's next state under those zero challenges
+    /// (what a `PerRun` prover feeds the next fold's precommitment).
+    pub fn precommit<C: StepCircuit<E1::Scalar>>(
+        pp: &Params<E1, E2>,
+        step: &C,
+        z: &[E1::Scalar],
+    ) -> Result<(Precommitment<E1>, Vec<E1::Scalar>)> {
+        let cfg = pp.cfg;
+        check_step(pp, step)?;
+        if !cfg.split() || z.len() != cfg.arity {
+            return Err(FoldError::Invalid(
+                "precommit is for a step circuit with challenges, given its z".into(),
+            ));
+        }
+        let mut cs = WitnessRecorder::<E1::Scalar>::new(true);
+        let zv = z
+            .iter()
+            .enumerate()
+            .map(|(k, v)| AllocatedNum::alloc(cs.namespace(|| format!("z{k}")), || Ok(*v)))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let ch = (0..cfg.challenges)
+            .map(|k| AllocatedNum::alloc(cs.namespace(|| format!("α{k}")), || Ok(E1::Scalar::ZERO)))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        cs.set_region(Region::First);
+        let carry = step.first(&mut cs.namespace(|| "step"), &zv)?;
+        cs.set_region(Region::Second);
+        let next = step.second(&mut cs.namespace(|| "step 2"), carry, &ch)?;
+        let w1: Vec<E1::Scalar> = cs.first_values().copied().collect();
+        if w1.len() != pp.layout1.first {
+            return Err(FoldError::Invalid(format!(
+                "the step circuit's first phase allocated {} values, its shape {}",
+                w1.len(),
+                pp.layout1.first
+            )));
+        }
+        let blind = E1::Scalar::random(&mut OsRng);
+        let key = E1::Scalar::random(&mut OsRng);
+        let pre = Precommitment {
+            comm: commit_first::<E1>(&pp.ck1, &pp.layout1, &w1, &blind),
+            blind,
+            key,
+            fingerprint: fingerprint(key, w1.iter()),
+        };
+        let next = next
+            .iter()
+            .map(|v| v.get_value().ok_or(FoldError::Synthesis("a missing output".into())))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((pre, next))
+    }
+
+    /// Fold one step. A `PerRun` IVC needs this fold's precommitment.
+    pub fn prove_step<C: StepCircuit<E1::Scalar>>(
+        &mut self,
+        pp: &Params<E1, E2>,
+        step: &C,
+        pre: Option<&Precommitment<E1>>,
+    ) -> Result<()> {
+        let cfg = pp.cfg;
+        check_step(pp, step)?;
+        let own;
+        let pre = match cfg.mode {
+            ChallengeMode::None => None,
+            ChallengeMode::PerRun => Some(pre.ok_or_else(|| {
+                FoldError::Invalid("a PerRun fold needs its precommitment".into())
+            })?),
+            ChallengeMode::PerFold => {
+                own = Self::precommit(pp, step, &self.zi[..cfg.arity])?.0;
+                Some(&own)
+            }
+        };
+        let drawn = draw(pp, pre);
+        let f = self.primary(pp, step, pre, drawn)?;
+        self.finish(pp, f)
+    }
+
+    /// The primary half of a fold: the secondary's last instance folded
+    /// natively, the primary circuit run and its witness committed.
+    pub(crate) fn primary<C: StepCircuit<E1::Scalar>>(
+        &self,
+        pp: &Params<E1, E2>,
+        step: &C,
+        pre: Option<&Precommitment<E1>>,
+        drawn: Vec<E1::Scalar>,
+    ) -> Result<PrimaryFold<E1, E2>> {
+        let cfg = pp.cfg;
+        let first = self.i == 0;
+        let (t2, run2, run2_w) = if first {
+            (None, self.run2.clone(), self.run2_w.clone())
+        } else {
+            let (t, u, w) = nifs::fold(
+                &pp.ck2,
+                &pp.ro.n2,
+                pp.digest,
+                &pp.shape2,
+                &self.run2,
+                &self.run2_w,
+                &self.last2,
+                &self.last2_w,
+            )?;
+            (Some(t), u, w)
+        };
+        let blind1_next = E1::Scalar::random(&mut OsRng);
+        let inputs = PrimaryInputs::<E2> {
+            pp: pp.digest,
+            i: self.i,
+            h0: self.h0,
+            z: self.zi.clone(),
+            running: (!first).then(|| self.run2.clone()),
+            incoming: (!first).then(|| self.last2.clone()),
+            t: t2,
+            blind: self.blind1,
+            blind_next: blind1_next,
+            drawn,
+        };
+        let mut cs = WitnessRecorder::<E1::Scalar>::new(cfg.split());
+        let z_next = synthesize_primary::<E2, C, _>(&mut cs, &cfg, &pp.ro.c2, step, Some(&inputs))?;
+        let (u1, w1) = commit_primary(pp, &cs, pre, self.i)?;
+        let z_next = z_next
+            .iter()
+            .map(|v| v.get_value().ok_or(FoldError::Synthesis("a missing output".into())))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(PrimaryFold {
+            u1,
+            w1,
+            z_next,
+            run2,
+            run2_w,
+            blind1_next,
+        })
+    }
+
+    /// The secondary half: fold the primary's instance into its running
+    /// instance and run the secondary circuit on it.
+    pub(crate) fn finish(&mut self, pp: &Params<E1, E2>, f: PrimaryFold<E1, E2>) -> Result<()> {
+        let cfg = pp.cfg;
+        let first = self.i == 0;
+        let PrimaryFold {
+            u1,
+            w1,
+            z_next,
+            run2,
+            run2_w,
+            blind1_next,
+        } = f;
+        let (t1, run1, run1_w) = if first {
+            (
+                None,
+                RunningInstance::from_fold(&u1),
+                RunningWitness::from_fold(&pp.shape1, &w1),
+            )
+        } else {
+            let (t, u, w) = nifs::fold(
+                &pp.ck1,
+                &pp.ro.n1,
+                pp.digest_base(),
+                &pp.shape1,
+                &self.run1,
+                &self.run1_w,
+                &u1,
+                &w1,
+            )?;
+            (Some(t), u, w)
+        };
+        let blind2_next = E2::Scalar::random(&mut OsRng);
+        let inputs = SecondaryInputs::<E1> {
+            pp: pp.digest_base(),
+            i: self.i,
+            chain: self.chain.clone(),
+            running: (!first).then(|| self.run1.clone()),
+            incoming: u1.clone(),
+            t: t1,
+            blind: self.blind2,
+            blind_next: blind2_next,
+        };
+        let mut cs = WitnessRecorder::<E2::Scalar>::new(false);
+        synthesize_secondary::<E1, _>(&mut cs, &cfg, &pp.ro.c1, Some(&inputs))?;
+        let layout2 = plain_layout(pp.shape2.num_vars());
+        let w2 = cs.witness(&layout2)?;
+        let blinds2 = vec![E2::Scalar::random(&mut OsRng)];
+        let u2 = FoldInstance {
+            comm_w: commit_witness::<E2>(&pp.ck2, &layout2, &w2, &blinds2)?,
+            x: cs.public().to_vec(),
+        };
+        self.chain = self
+            .chain
+            .iter()
+            .map(|c| chain_link::<E1>(&pp.ro.n1, *c, &u1.comm_w[0]))
+            .collect();
+        self.zi = z_next;
+        self.run1 = run1;
+        self.run1_w = run1_w;
+        self.run2 = run2;
+        self.run2_w = run2_w;
+        self.last2 = u2;
+        self.last2_w = FoldWitness {
+            w: w2,
+            blinds: blinds2,
+        };
+        self.blind1 = blind1_next;
+        self.blind2 = blind2_next;
+        self.i += 1;
+        Ok(())
+    }
+
+    /// Check the whole state: the public IO of the secondary's last instance
+    /// opens to this state, and all three instances are satisfied (each
+    /// commitment opening to its part of W). Returns the step's z_n.
+    pub fn verify(&self, pp: &Params<E1, E2>, num_steps: u64, z0: &[E1::Scalar]) -> Result<Vec<E1::Scalar>> {
+        let cfg = pp.cfg;
+        if num_steps == 0 || num_steps != self.i || z0.len() != cfg.arity {
+            return Err(FoldError::Rejected(format!(
+                "{} folds of a {}-slot state, asked for {num_steps} of {}",
+                self.i,
+                cfg.arity,
+                z0.len()
+            )));
+        }
+        let mut z = z0.to_vec();
+        let v = pp.view();
+        z.extend(derive_run(&v, self.chain.first().copied().unwrap_or(E1::Base::ZERO)));
+        check_final(&v, num_steps, &z, &FinalState::from(self))?;
+        check_running(&pp.ck1, &pp.shape1, &pp.layout1, &self.run1, &self.run1_w)?;
+        let layout2 = plain_layout(pp.shape2.num_vars());
+        check_running(&pp.ck2, &pp.shape2, &layout2, &self.run2, &self.run2_w)?;
+        check_running(
+            &pp.ck2,
+            &pp.shape2,
+            &layout2,
+            &RunningInstance::from_fold(&self.last2),
+            &RunningWitness::from_fold(&pp.shape2, &self.last2_w),
+        )?;
+        Ok(self.zi[..cfg.arity].to_vec())
+    }
+}
+
+/// A fold's primary half, before the secondary folds it.
+pub(crate) struct PrimaryFold<E1: Engine, E2: Engine> {
+    pub u1: FoldInstance<E1>,
+    pub w1: FoldWitness<E1>,
+    pub z_next: Vec<E1::Scalar>,
+    pub run2: RunningInstance<E2>,
+    pub run2_w: RunningWitness<E2>,
+    pub blind1_next: E1::Scalar,
+}
+
+/// The PerFold challenges a precommitment gives (none otherwise).
+pub(crate) fn draw<E1, E2>(pp: &Params<E1, E2>, pre: Option<&Precommitment<E1>>) -> Vec<E1::Scalar>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    match (pp.cfg.mode, pre) {
+        (ChallengeMode::PerFold, Some(p)) => (0..pp.cfg.challenges)
+            .map(|j| field_switch(fold_drawn::<E1>(&pp.ro.n1, pp.digest_base(), &p.comm, j)))
+            .collect(),
+        _ => vec![],
+    }
+}
+
+/// The state both checks see: what the last secondary instance's IO opens.
+pub(crate) struct FinalState<'a, E1: Engine, E2: Engine> {
+    pub zn: &'a [E1::Scalar],
+    pub chain: &'a [E2::Scalar],
+    pub run1: &'a RunningInstance<E1>,
+    pub run2: &'a RunningInstance<E2>,
+    pub last2: &'a FoldInstance<E2>,
+    pub blind1: E1::Scalar,
+    pub blind2: E2::Scalar,
+}
+
+impl<'a, E1, E2> From<&'a Ivc<E1, E2>> for FinalState<'a, E1, E2>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    fn from(s: &'a Ivc<E1, E2>) -> Self {
+        FinalState {
+            zn: &s.zi,
+            chain: &s.chain,
+            run1: &s.run1,
+            run2: &s.run2,
+            last2: &s.last2,
+            blind1: s.blind1,
+            blind2: s.blind2,
+        }
+    }
+}
+
+/// The verifier's check of the final state: the secondary's last instance
+/// carries H(pp, n, h₀, z_n, U₂) and H(pp, n, chain, U₁). `z0` and the state
+/// include the PerRun challenges.
+pub(crate) fn check_final<E1, E2>(
+    pp: &View<'_, E1, E2>,
+    n: u64,
+    z0: &[E1::Scalar],
+    st: &FinalState<'_, E1, E2>,
+) -> Result<()>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    let cfg = pp.cfg;
+    if st.last2.x.len() != 2
+        || st.last2.comm_w.len() != 1
+        || st.run2.x.len() != 2
+        || st.run2.comm_w.len() != 1
+        || st.run1.x.len() != cfg.primary_io()
+        || st.run1.comm_w.len() != cfg.primary_parts()
+        || st.zn.len() != cfg.state_len()
+        || st.chain.len() != cfg.chain_len()
+        || z0.len() != cfg.state_len()
+    {
+        return Err(FoldError::Rejected("instances of the wrong size".into()));
+    }
+    // the challenges are constants of the state
+    if st.zn[cfg.arity..] != z0[cfg.arity..] {
+        return Err(FoldError::Rejected("the challenges changed along the run".into()));
+    }
+    let h0 = first_hash(pp, z0);
+    let mut state = vec![h0];
+    state.extend_from_slice(st.zn);
+    let hp = state_hash::<E2>(&pp.ro.n2, pp.digest, n, &state, st.run2, st.blind1);
+    if hp != field_switch::<E2::Scalar, E1::Scalar>(st.last2.x[0]) {
+        return Err(FoldError::Rejected(
+            "the primary's state hash does not open to z_n".into(),
+        ));
+    }
+    let hs = state_hash::<E1>(&pp.ro.n1, pp.digest_base(), n, st.chain, st.run1, st.blind2);
+    if hs != st.last2.x[1] {
+        return Err(FoldError::Rejected(
+            "the secondary's state hash does not open".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// h₀ = H(pp, 0, 0, z₀, U⊥, 0): the first fold's input hash.
+pub(crate) fn first_hash<E1, E2>(pp: &View<'_, E1, E2>, z0: &[E1::Scalar]) -> E1::Scalar
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    let mut state = vec![E1::Scalar::ZERO];
+    state.extend_from_slice(z0);
+    state_hash::<E2>(
+        &pp.ro.n2,
+        pp.digest,
+        0,
+        &state,
+        &RunningInstance::default_with(1, 2),
+        E1::Scalar::ZERO,
+    )
+}
+
+/// The secondary's (never split) layout.
+pub(crate) fn plain_layout(num_vars: usize) -> WitnessLayout {
+    WitnessLayout {
+        split: false,
+        first: num_vars,
+        second: 0,
+    }
+}
+
+fn check_step<E1, E2, C>(pp: &Params<E1, E2>, step: &C) -> Result<()>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    C: StepCircuit<E1::Scalar>,
+{
+    if step.arity() != pp.cfg.arity || step.num_challenges() != pp.cfg.challenges {
+        return Err(FoldError::Invalid(format!(
+            "a step circuit of arity {} with {} challenges, the parameters are for {} and {}",
+            step.arity(),
+            step.num_challenges(),
+            pp.cfg.arity,
+            pp.cfg.challenges
+        )));
+    }
+    Ok(())
+}
+
+/// Commit the primary's witness: W₂ fresh, W₁ from the precommitment (whose
+/// fingerprint the recomputed W₁ must match).
+fn commit_primary<E1, E2>(
+    pp: &Params<E1, E2>,
+    cs: &WitnessRecorder<E1::Scalar>,
+    pre: Option<&Precommitment<E1>>,
+    fold: u64,
+) -> Result<(FoldInstance<E1>, FoldWitness<E1>)>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    let w = cs.witness(&pp.layout1)?;
+    let x = cs.public().to_vec();
+    let (comm_w, blinds) = match pre {
+        None => {
+            let b = vec![E1::Scalar::random(&mut OsRng)];
+            (commit_witness::<E1>(&pp.ck1, &pp.layout1, &w, &b)?, b)
+        }
+        Some(p) => {
+            if fingerprint(p.key, cs.first_values()) != p.fingerprint {
+                return Err(FoldError::PhaseDependsOnChallenge { fold: fold as usize });
+            }
+            let b2 = E1::Scalar::random(&mut OsRng);
+            let m = pp.layout1.first_offset();
+            let c2 = E1::CE::commit(&pp.ck1, &w[..m], &b2);
+            (vec![p.comm, c2], vec![p.blind, b2])
+        }
+    };
+    Ok((FoldInstance { comm_w, x }, FoldWitness { w, blinds }))
+}

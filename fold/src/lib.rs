@@ -1,0 +1,48 @@
+//! zkstep-fold: the folding layer under zkstep's proofs.
+//!
+//! A Nova IVC over a cycle of curves, written on nova-snark's public
+//! building blocks (its constraint-system frontend, R1CS shapes, commitment
+//! engines, point and non-native gadgets, Poseidon RO, and Spartan for
+//! compression), with one thing nova-snark's own IVC cannot do: a step
+//! circuit may draw **challenges after part of its witness is committed**.
+//! A fold's witness is split into W₁ (committed first) and W₂ (which may
+//! depend on the challenges); the challenges are hashes of comm_W₁, checked
+//! by the circuit that folds the instance on the other curve, where the
+//! commitments are native points. See docs/ARCHITECTURE.md ("The folding
+//! layer") and docs/SOUNDNESS.md ("Challenges from committed witnesses").
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | [`step`] | the two-phase [`StepCircuit`] trait, [`ChallengeMode`] |
+//! | [`cs`] | constraint systems that place variables in W₁ or W₂ |
+//! | [`instance`] | committed instances and witnesses, split commitments |
+//! | [`hash`] | every hash of the layer, native beside circuit |
+//! | [`gadgets`] | instances allocated in the other curve's circuit, their fold |
+//! | [`nifs`] | the native fold |
+//! | [`augmented`] | the primary and secondary circuits |
+//! | [`params`] | shapes, commitment keys, the digest |
+//! | [`ivc`] | the driver: [`Ivc`], precommitments, recursive verification |
+//! | [`compress`] | zero-knowledge compression and its verification |
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod augmented;
+pub mod compress;
+pub mod cs;
+pub mod error;
+pub mod gadgets;
+pub mod hash;
+pub mod instance;
+pub mod ivc;
+pub mod nifs;
+pub mod params;
+pub mod step;
+pub mod testing;
+
+#[cfg(test)]
+mod forge;
+
+pub use compress::{CompressedProof, ProverKey, VerifierKey};
+pub use error::{FoldError, Result};
+pub use ivc::{run_challenges, Ivc, Precommitment};
+pub use params::{CircuitSizes, Params};
+pub use step::{ChallengeMode, OnePhase, StepCircuit};

@@ -1,0 +1,309 @@
+//! Public parameters: the two circuits' R1CS shapes (synthesised once from
+//! the step circuit's shape), the primary's witness layout, both commitment
+//! keys, and a digest that every fold hashes, so that a proof is bound to
+//! these circuits.
+
+use crate::augmented::{synthesize_primary, synthesize_secondary, Config};
+use crate::cs::{ShapeRecorder, WitnessLayout};
+use crate::error::{FoldError, Result};
+use crate::hash::HASH_BITS;
+use crate::instance::CommitmentKey;
+use crate::step::{ChallengeMode, StepCircuit};
+use ff::{Field, PrimeField, PrimeFieldBits};
+use nova_snark::gadgets::utils::field_switch;
+use nova_snark::r1cs::{CommitmentKeyHint, R1CSShape};
+use nova_snark::traits::{Engine, ROConstants, ROConstantsCircuit};
+use serde::{Deserialize, Serialize};
+use sha3::{Digest, Sha3_256};
+
+/// The Poseidon constants of both curves' ROs, native and in-circuit
+/// (deterministic: made, never stored).
+pub struct RoSet<E1: Engine, E2: Engine> {
+    /// Native, over E1's base field (the secondary's hashes).
+    pub n1: ROConstants<E1>,
+    /// Native, over E2's base field (the primary's hashes).
+    pub n2: ROConstants<E2>,
+    /// In the secondary circuit.
+    pub c1: ROConstantsCircuit<E1>,
+    /// In the primary circuit.
+    pub c2: ROConstantsCircuit<E2>,
+}
+
+impl<E1: Engine, E2: Engine> Clone for RoSet<E1, E2> {
+    fn clone(&self) -> Self {
+        RoSet {
+            n1: self.n1.clone(),
+            n2: self.n2.clone(),
+            c1: self.c1.clone(),
+            c2: self.c2.clone(),
+        }
+    }
+}
+
+impl<E1: Engine, E2: Engine> Default for RoSet<E1, E2> {
+    fn default() -> Self {
+        RoSet {
+            n1: Default::default(),
+            n2: Default::default(),
+            c1: Default::default(),
+            c2: Default::default(),
+        }
+    }
+}
+
+/// What verification reads of the parameters (the verifier key has it too).
+pub(crate) struct View<'a, E1: Engine, E2: Engine> {
+    pub ro: &'a RoSet<E1, E2>,
+    pub cfg: Config,
+    pub digest: E1::Scalar,
+}
+
+impl<E1, E2> View<'_, E1, E2>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    /// The digest as a number of the other field.
+    pub fn digest_base(&self) -> E1::Base {
+        field_switch::<E1::Scalar, E1::Base>(self.digest)
+    }
+}
+
+/// Sizes of the layer's circuits, for reports: the primary's own part
+/// (without the step circuit) and the secondary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CircuitSizes {
+    /// Constraints of the primary circuit (step circuit included).
+    pub primary_constraints: usize,
+    /// Its private variables.
+    pub primary_variables: usize,
+    /// Its matrix non-zeros.
+    pub primary_nonzeros: usize,
+    /// Constraints of the secondary circuit.
+    pub secondary_constraints: usize,
+    /// Its matrix non-zeros.
+    pub secondary_nonzeros: usize,
+}
+
+/// The public parameters of an IVC over the cycle (E1, E2).
+#[derive(Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct Params<E1, E2>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    pub(crate) cfg: Config,
+    pub(crate) shape1: R1CSShape<E1>,
+    pub(crate) layout1: WitnessLayout,
+    pub(crate) shape2: R1CSShape<E2>,
+    pub(crate) ck1: CommitmentKey<E1>,
+    pub(crate) ck2: CommitmentKey<E2>,
+    pub(crate) digest: E1::Scalar,
+    #[serde(skip)]
+    pub(crate) ro: RoSet<E1, E2>,
+}
+
+/// The two circuits' shapes for a step circuit.
+pub fn shapes<E1, E2, C>(
+    cfg: &Config,
+    step: &C,
+) -> Result<(R1CSShape<E1>, WitnessLayout, R1CSShape<E2>)>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    C: StepCircuit<E1::Scalar>,
+{
+    let ro = RoSet::<E1, E2>::default();
+    let mut cs = ShapeRecorder::<E1::Scalar>::new(cfg.split());
+    synthesize_primary::<E2, C, _>(&mut cs, cfg, &ro.c2, step, None)?;
+    let (s1, layout) = cs.into_shape::<E1>()?;
+    let mut cs = ShapeRecorder::<E2::Scalar>::new(false);
+    synthesize_secondary::<E1, _>(&mut cs, cfg, &ro.c1, None)?;
+    let (s2, _) = cs.into_shape::<E2>()?;
+    Ok((s1, layout, s2))
+}
+
+/// The layer's configuration for a step circuit and a challenge mode.
+pub fn config<F: PrimeField, C: StepCircuit<F>>(step: &C, mode: ChallengeMode) -> Result<Config> {
+    let k = step.num_challenges();
+    if (k == 0) != (mode == ChallengeMode::None) {
+        return Err(FoldError::Invalid(format!(
+            "a step circuit with {k} challenges cannot use challenge mode {mode:?}"
+        )));
+    }
+    Ok(Config {
+        arity: step.arity(),
+        challenges: k,
+        mode,
+    })
+}
+
+/// The low `HASH_BITS` bits of `x` (a value both fields hold as the same number).
+pub fn truncate<F: PrimeFieldBits>(x: F) -> F {
+    let mut v = F::ZERO;
+    let mut m = F::ONE;
+    for b in x.to_le_bits().into_iter().take(HASH_BITS) {
+        if b {
+            v += m;
+        }
+        m = m.double();
+    }
+    v
+}
+
+fn digest_of<E1, E2>(cfg: &Config, s1: &R1CSShape<E1>, l: &WitnessLayout, s2: &R1CSShape<E2>) -> E1::Scalar
+where
+    E1: Engine,
+    E2: Engine,
+{
+    let mut h = Sha3_256::new();
+    h.update(b"zkstep-fold params v1");
+    for v in [
+        cfg.arity,
+        cfg.challenges,
+        cfg.mode as usize,
+        usize::from(l.split),
+        l.first,
+        l.second,
+    ] {
+        h.update((v as u64).to_le_bytes());
+    }
+    h.update(s1.digest().to_repr());
+    h.update(s2.digest().to_repr());
+    let bytes = h.finalize();
+    // 256 bits read little-endian into the field, then cut to 250 bits
+    let mut x = E1::Scalar::ZERO;
+    let mut m = E1::Scalar::ONE;
+    for byte in bytes.iter() {
+        for k in 0..8 {
+            if byte >> k & 1 == 1 {
+                x += m;
+            }
+            m = m.double();
+        }
+    }
+    truncate(x)
+}
+
+impl<E1, E2> Params<E1, E2>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    /// Parameters with fresh commitment keys (HyperKZG needs nova-snark's
+    /// `test-utils` feature for a fresh τ: development keys).
+    pub fn setup<C: StepCircuit<E1::Scalar>>(
+        step: &C,
+        mode: ChallengeMode,
+        hint1: &CommitmentKeyHint<E1>,
+        hint2: &CommitmentKeyHint<E2>,
+    ) -> Result<Self> {
+        let cfg = config(step, mode)?;
+        let (s1, layout1, s2) = shapes::<E1, E2, C>(&cfg, step)?;
+        let ck1 = R1CSShape::commitment_key(&[&s1], &[hint1])?;
+        let ck2 = R1CSShape::commitment_key(&[&s2], &[hint2])?;
+        Ok(Self::assemble(cfg, s1, layout1, s2, ck1, ck2))
+    }
+
+    /// Parameters whose primary commitment key comes from the
+    /// `ppot_pruned_NN.ptau` files of a powers-of-τ ceremony in `dir`.
+    pub fn setup_with_ptau_dir<C: StepCircuit<E1::Scalar>>(
+        step: &C,
+        mode: ChallengeMode,
+        hint1: &CommitmentKeyHint<E1>,
+        hint2: &CommitmentKeyHint<E2>,
+        dir: &std::path::Path,
+    ) -> Result<Self>
+    where
+        E1::GE: nova_snark::provider::traits::PairingGroup,
+    {
+        let cfg = config(step, mode)?;
+        let (s1, layout1, s2) = shapes::<E1, E2, C>(&cfg, step)?;
+        let ck1 = R1CSShape::commitment_key_from_ptau_dir(&[&s1], &[hint1], dir)?;
+        let ck2 = R1CSShape::commitment_key(&[&s2], &[hint2])?;
+        Ok(Self::assemble(cfg, s1, layout1, s2, ck1, ck2))
+    }
+
+    fn assemble(
+        cfg: Config,
+        shape1: R1CSShape<E1>,
+        layout1: WitnessLayout,
+        shape2: R1CSShape<E2>,
+        ck1: CommitmentKey<E1>,
+        ck2: CommitmentKey<E2>,
+    ) -> Self {
+        let digest = digest_of(&cfg, &shape1, &layout1, &shape2);
+        Params {
+            cfg,
+            shape1,
+            layout1,
+            shape2,
+            ck1,
+            ck2,
+            digest,
+            ro: RoSet::default(),
+        }
+    }
+
+    /// The digest every fold hashes.
+    pub fn digest(&self) -> E1::Scalar {
+        self.digest
+    }
+
+    /// The digest as a number of the other field.
+    pub(crate) fn digest_base(&self) -> E1::Base {
+        field_switch::<E1::Scalar, E1::Base>(self.digest)
+    }
+
+    pub(crate) fn view(&self) -> View<'_, E1, E2> {
+        View {
+            ro: &self.ro,
+            cfg: self.cfg,
+            digest: self.digest,
+        }
+    }
+
+    /// What the shapes depend on.
+    pub fn config(&self) -> Config {
+        self.cfg
+    }
+
+    /// The primary's witness layout.
+    pub fn layout(&self) -> WitnessLayout {
+        self.layout1
+    }
+
+    /// The primary circuit's shape.
+    pub fn primary_shape(&self) -> &R1CSShape<E1> {
+        &self.shape1
+    }
+
+    /// The secondary circuit's shape.
+    pub fn secondary_shape(&self) -> &R1CSShape<E2> {
+        &self.shape2
+    }
+
+    /// The primary commitment key.
+    pub fn primary_key(&self) -> &CommitmentKey<E1> {
+        &self.ck1
+    }
+
+    /// The secondary commitment key.
+    pub fn secondary_key(&self) -> &CommitmentKey<E2> {
+        &self.ck2
+    }
+
+    /// Sizes of both circuits.
+    pub fn sizes(&self) -> CircuitSizes {
+        let nz1 = self.shape1.A().len() + self.shape1.B().len() + self.shape1.C().len();
+        let nz2 = self.shape2.A().len() + self.shape2.B().len() + self.shape2.C().len();
+        CircuitSizes {
+            primary_constraints: self.shape1.num_cons(),
+            primary_variables: self.shape1.num_vars(),
+            primary_nonzeros: nz1,
+            secondary_constraints: self.shape2.num_cons(),
+            secondary_nonzeros: nz2,
+        }
+    }
+}

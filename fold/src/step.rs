@@ -1,0 +1,86 @@
+//! The step circuit the IVC applies once per fold, in two phases.
+//!
+//! Phase one allocates everything that does not depend on a challenge (W₁:
+//! limbs, multiplicities, the values a check at a random point tests); the
+//! folding layer commits W₁, draws the challenges from that commitment, and
+//! phase two allocates what depends on them (W₂: inverses, running sums) and
+//! returns the next state. A circuit without challenges does all its work in
+//! phase one; its witness is not split at all.
+
+use ff::PrimeField;
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
+
+/// How the challenges of a two-phase step circuit are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ChallengeMode {
+    /// No challenges: the step circuit has one phase.
+    None,
+    /// Each fold draws its own: αⱼ = H(pp, comm_W₁, j), a public input of the
+    /// fold's instance, recomputed by the circuit that folds it.
+    PerFold,
+    /// One set for the whole IVC: αⱼ = H(chain, j), where the chain hashes
+    /// every fold's comm_W₁ in order inside the circuit that folds it; the
+    /// challenges are constants of the state, and the verifier checks them
+    /// against the chain's end. The prover commits every W₁ first.
+    PerRun,
+}
+
+/// A step circuit over the field `F`.
+pub trait StepCircuit<F: PrimeField>: Send + Sync {
+    /// What phase one hands to phase two.
+    type Carry;
+
+    /// Number of state slots.
+    fn arity(&self) -> usize;
+
+    /// Number of challenges phase two receives (0 with [`ChallengeMode::None`]).
+    fn num_challenges(&self) -> usize {
+        0
+    }
+
+    /// Phase one: allocate W₁ (nothing that depends on a challenge).
+    fn first<CS: ConstraintSystem<F>>(
+        &self,
+        cs: &mut CS,
+        z: &[AllocatedNum<F>],
+    ) -> Result<Self::Carry, SynthesisError>;
+
+    /// Phase two: allocate W₂ given the challenges; return z_{i+1}.
+    fn second<CS: ConstraintSystem<F>>(
+        &self,
+        cs: &mut CS,
+        carry: Self::Carry,
+        challenges: &[AllocatedNum<F>],
+    ) -> Result<Vec<AllocatedNum<F>>, SynthesisError>;
+}
+
+/// Any one-phase nova-snark step circuit, run as a step circuit of this
+/// layer (the differential tests run the same circuit through both).
+#[derive(Clone, Debug)]
+pub struct OnePhase<C>(pub C);
+
+impl<F: PrimeField, C: nova_snark::traits::circuit::StepCircuit<F>> StepCircuit<F> for OnePhase<C> {
+    type Carry = Vec<AllocatedNum<F>>;
+
+    fn arity(&self) -> usize {
+        self.0.arity()
+    }
+
+    fn first<CS: ConstraintSystem<F>>(
+        &self,
+        cs: &mut CS,
+        z: &[AllocatedNum<F>],
+    ) -> Result<Self::Carry, SynthesisError> {
+        self.0.synthesize(cs, z)
+    }
+
+    fn second<CS: ConstraintSystem<F>>(
+        &self,
+        _: &mut CS,
+        carry: Self::Carry,
+        _: &[AllocatedNum<F>],
+    ) -> Result<Vec<AllocatedNum<F>>, SynthesisError> {
+        Ok(carry)
+    }
+}

@@ -1,0 +1,83 @@
+//! Challenges drawn from committed witnesses are real: a permutation shown
+//! by a grand product at such a challenge is accepted, a non-permutation is
+//! not, in both modes, folded and compressed. (Forged provers — a W₁ changed
+//! after the challenge, a swapped comm_W₁, a challenge not equal to its
+//! hash, W₂ under another challenge — are in the crate's unit tests, which
+//! reach the driver's internals.)
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use ff::Field;
+use zkstep_fold::testing::Permutation;
+use zkstep_fold::{compress, run_challenges, ChallengeMode, Ivc, Params};
+
+fn per_run(pp: &Params<E1, E2>, folds: &[Permutation<F>]) -> Ivc<E1, E2> {
+    let z0 = vec![F::ONE, F::ONE];
+    let mut z = z0.clone();
+    let mut pre = vec![];
+    for c in folds {
+        let (p, next) = Ivc::precommit(pp, c, &z).unwrap();
+        pre.push(p);
+        z = next;
+    }
+    let ch = run_challenges(pp, &pre);
+    let mut ivc = Ivc::new(pp, &z0, ch).unwrap();
+    for (c, p) in folds.iter().zip(&pre) {
+        ivc.prove_step(pp, c, Some(p)).unwrap();
+    }
+    ivc
+}
+
+#[test]
+fn per_fold_accepts_permutations_and_rejects_others() {
+    let c = |a: Vec<u64>, b: Vec<u64>| Permutation::<F>::new(a, b, true);
+    let pp = params(&c(vec![0; 3], vec![0; 3]), ChallengeMode::PerFold);
+    assert!(pp.layout().split);
+    let (pk, vk) = compress::setup::<E1, E2, S1, S2, EE1>(&pp).unwrap();
+    let z0 = vec![F::ZERO, F::from(9)];
+    let good = [
+        c(vec![1, 2, 3], vec![3, 1, 2]),
+        c(vec![5, 5, 7], vec![5, 7, 5]),
+        c(vec![0, 4, 4], vec![4, 0, 4]),
+    ];
+    let mut ivc = Ivc::new(&pp, &z0, vec![]).unwrap();
+    for f in &good {
+        ivc.prove_step(&pp, f, None).unwrap();
+    }
+    assert_eq!(ivc.verify(&pp, 3, &z0).unwrap(), vec![F::from(3), F::from(9)]);
+    let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
+    assert_eq!(proof.verify(&vk, 3, &z0).unwrap(), vec![F::from(3), F::from(9)]);
+
+    // a fold whose b is not a permutation of its a
+    let mut ivc = Ivc::new(&pp, &z0, vec![]).unwrap();
+    ivc.prove_step(&pp, &good[0], None).unwrap();
+    ivc.prove_step(&pp, &c(vec![1, 2, 3], vec![3, 1, 1]), None)
+        .unwrap();
+    assert!(ivc.verify(&pp, 2, &z0).is_err());
+    let proof = Proof::prove(&pp, &pk, &ivc);
+    assert!(proof.is_err() || proof.unwrap().verify(&vk, 2, &z0).is_err());
+}
+
+#[test]
+fn per_run_accepts_a_permutation_across_folds_and_rejects_others() {
+    let c = |a: Vec<u64>, b: Vec<u64>| Permutation::<F>::new(a, b, false);
+    let pp = params(&c(vec![0; 2], vec![0; 2]), ChallengeMode::PerRun);
+    let (pk, vk) = compress::setup::<E1, E2, S1, S2, EE1>(&pp).unwrap();
+    let z0 = vec![F::ONE, F::ONE];
+    // b is a permutation of a over the run, not within either fold
+    let good = [c(vec![1, 2], vec![3, 1]), c(vec![3, 4], vec![4, 2])];
+    let ivc = per_run(&pp, &good);
+    let zn = ivc.verify(&pp, 2, &z0).unwrap();
+    assert_eq!(zn[0], zn[1]);
+    let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
+    let zc = proof.verify(&vk, 2, &z0).unwrap();
+    assert_eq!(zc, zn);
+
+    // not a permutation over the run: the products differ at the end
+    let bad = [c(vec![1, 2], vec![3, 1]), c(vec![3, 4], vec![4, 4])];
+    let ivc = per_run(&pp, &bad);
+    let zn = ivc.verify(&pp, 2, &z0).unwrap();
+    assert_ne!(zn[0], zn[1]);
+}
