@@ -1,7 +1,6 @@
 //! Measure compression SNARK variants on one zkstep fold shape (developer tool):
 //! `cargo run --release -p zkstep-examples --example compress_variants -- ROWS`
 #![allow(clippy::unwrap_used, missing_docs)]
-use nova_snark::nova::{CompressedSNARK, PublicParams, RecursiveSNARK};
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use std::sync::Arc;
 use std::time::Instant;
@@ -11,6 +10,7 @@ use zkstep_core::data::{make_batch, two_moons};
 use zkstep_core::model::seeded_salt;
 use zkstep_core::spec::demo_spec;
 use zkstep_core::{step, Checkpoint};
+use zkstep_fold::{compress, ChallengeMode, CompressedProof, Ivc, Params};
 use zkstep_prover::ivc::{fold_inputs, FoldInputs};
 
 fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str, rows: usize) {
@@ -24,26 +24,27 @@ fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str,
         z0, circuits: cs, ..
     } = fold_inputs(&lay, &before, &after, &batch).unwrap();
     let t = Instant::now();
-    let pp = PublicParams::<E1, E2, TileCircuit>::setup(
+    let pp = Params::<E1, E2>::setup(
         &TileCircuit::shape(lay.clone()),
+        ChallengeMode::None,
         &*S1::ck_floor(),
         &*S2::ck_floor(),
     )
     .unwrap();
-    let (pk, vk) = CompressedSNARK::<E1, E2, TileCircuit, S1, S2>::setup(&pp).unwrap();
+    let (pk, vk) = compress::setup::<E1, E2, S1, S2, EE1>(&pp).unwrap();
     let keygen = t.elapsed();
     let t = Instant::now();
-    let mut rs = RecursiveSNARK::new(&pp, &cs[0], &z0).unwrap();
+    let mut ivc = Ivc::new(&pp, &z0, vec![]).unwrap();
     for c in &cs {
-        rs.prove_step(&pp, c).unwrap();
+        ivc.prove_step(&pp, c, None).unwrap();
     }
     let fold = t.elapsed();
     let t = Instant::now();
-    let snark = CompressedSNARK::<E1, E2, TileCircuit, S1, S2>::prove(&pp, &pk, &rs).unwrap();
+    let snark = CompressedProof::<E1, E2, S1, S2, EE1>::prove(&pp, &pk, &ivc).unwrap();
     let compress = t.elapsed();
     // the first verification builds constants once (timed apart: cold)
     let t = Instant::now();
-    snark.verify(&vk, cs.len(), &z0).unwrap();
+    snark.verify(&vk, cs.len() as u64, &z0).unwrap();
     let cold = t.elapsed();
     let t = Instant::now();
     let reps: u32 = std::env::var("REPS")
@@ -51,7 +52,7 @@ fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str,
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
     for _ in 0..reps {
-        snark.verify(&vk, cs.len(), &z0).unwrap();
+        snark.verify(&vk, cs.len() as u64, &z0).unwrap();
     }
     let verify = t.elapsed() / reps;
     let bytes = postcard::to_stdvec(&snark).unwrap().len();

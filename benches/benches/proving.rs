@@ -18,7 +18,7 @@ use nova_snark::frontend::shape_cs::ShapeCS;
 use nova_snark::frontend::util_cs::witness_cs::WitnessCS;
 use nova_snark::frontend::ConstraintSystem;
 use std::hint::black_box;
-use zkstep_circuits::engine::{CompressedSnark, RecursiveSnark, E1};
+use zkstep_circuits::engine::{CompressedSnark, Ivc, E1};
 use zkstep_cli::bench::measure::{bench_batch, bench_spec};
 use zkstep_core::{step, Fr};
 use zkstep_gadgets::expr::{alloc, var};
@@ -108,14 +108,14 @@ fn bench_fold(c: &mut Criterion) {
         let (keys, inp) = setup(1 << log);
         let (cons, _) = keys.pp.num_constraints();
         eprintln!("fold budget 2^{log}: {cons} constraints per fold");
-        // the first prove_step only initialises; fold 1 is a real fold
-        let mut rs = RecursiveSnark::new(&keys.pp, &inp.circuits[0], &inp.z0).unwrap();
-        rs.prove_step(&keys.pp, &inp.circuits[0]).unwrap();
+        // fold 0 starts the IVC; fold 1 is a fold of two instances
+        let mut rs = Ivc::new(&keys.pp, &inp.z0, vec![]).unwrap();
+        rs.prove_step(&keys.pp, &inp.circuits[0], None).unwrap();
         g.bench_function(BenchmarkId::new("prove_step", format!("2^{log}")), |b| {
             b.iter_batched(
                 || rs.clone(),
                 |mut r| {
-                    r.prove_step(&keys.pp, &inp.circuits[1]).unwrap();
+                    r.prove_step(&keys.pp, &inp.circuits[1], None).unwrap();
                     r
                 },
                 BatchSize::LargeInput,
@@ -128,9 +128,9 @@ fn bench_fold(c: &mut Criterion) {
 fn bench_compress_verify(c: &mut Criterion) {
     let log = 16u32;
     let (keys, inp) = setup(1 << log);
-    let mut rs = RecursiveSnark::new(&keys.pp, &inp.circuits[0], &inp.z0).unwrap();
+    let mut rs = Ivc::new(&keys.pp, &inp.z0, vec![]).unwrap();
     for circ in &inp.circuits {
-        rs.prove_step(&keys.pp, circ).unwrap();
+        rs.prove_step(&keys.pp, circ, None).unwrap();
     }
     let mut g = c.benchmark_group("compress");
     g.sample_size(10);

@@ -7,7 +7,6 @@
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::test_shape_cs::TestShapeCS;
 use nova_snark::frontend::ConstraintSystem;
-use nova_snark::traits::circuit::StepCircuit;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use zkstep_circuits::{Layout, TileCircuit};

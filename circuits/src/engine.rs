@@ -1,8 +1,9 @@
-//! Engine aliases: BN254 (HyperKZG) primary, Grumpkin (IPA) secondary, and
-//! the two compressions of the primary ([`Compression`]).
+//! Engine aliases: BN254 (HyperKZG) primary, Grumpkin (IPA) secondary, the
+//! folding layer's types over them (zkstep-fold), and the two compressions
+//! of the primary ([`Compression`]).
 //!
 //! The secondary is always compressed with plain Spartan (`snark`): its
-//! circuit is Nova's fixed verifier circuit. The primary is compressed with
+//! circuit is the folding layer's own (fixed) circuit. The primary is compressed with
 //! Spartan or with MicroSpartan (`ppsnark`, preprocessing), chosen per key
 //! (`zkstep keygen --compression`; the default by fold size,
 //! `sizing::default_compression`). Measured on this project's 2-core
@@ -17,18 +18,17 @@
 //! and earlier, for a 65k-constraint fold: snark/ppsnark 19 s and 295 ms,
 //! ppsnark/ppsnark 57 s and 290 ms (the secondary stays Spartan).
 //! MicroSpartan pads the fold's matrix non-zeros to a power of two and
-//! commits to them: Nova's own circuit alone has 300k non-zeros, so every
-//! fold costs at least a 2²⁰ instance (≈ 27 s here) and its memory grows to
-//! ≈ 4 GiB at 2²¹. Spartan's verifier instead evaluates the matrices
-//! itself, so its verification grows with the fold's non-zeros (bounded by
+//! commits to them: the folding layer's own circuit has ≈ 250k non-zeros at
+//! zkstep's state arity (nova-snark's had 372k), so a small fold still
+//! costs a 2¹⁸–2²⁰ instance, and memory grows to ≈ 4 GiB at 2²¹.
+//! Spartan's verifier instead evaluates the matrices itself, so its verification grows with the fold's non-zeros (bounded by
 //! the fold, not by the model's width).
 
-use crate::fold::TileCircuit;
-use nova_snark::errors::NovaError;
 use nova_snark::r1cs::R1CSShape;
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use serde::{Deserialize, Serialize};
 use zkstep_core::Fr;
+use zkstep_fold::{compress, FoldError};
 
 /// Primary engine (BN254 with HyperKZG commitments).
 pub type E1 = nova_snark::provider::Bn256EngineKZG;
@@ -42,19 +42,19 @@ pub type EE2 = nova_snark::provider::ipa_pc::EvaluationEngine<E2>;
 pub type S1Pp = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EE1>;
 /// Spartan for the primary (the verifier reads the R1CS matrices).
 pub type S1Sp = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, EE1>;
-/// Compression SNARK of the secondary (Nova's fixed verifier circuit).
+/// Compression SNARK of the secondary (the folding layer's fixed circuit).
 pub type S2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E2, EE2>;
-/// Nova public parameters for zkstep's step circuit.
-pub type PublicParams = nova_snark::nova::PublicParams<E1, E2, TileCircuit>;
-/// The IVC proof being built.
-pub type RecursiveSnark = nova_snark::nova::RecursiveSNARK<E1, E2, TileCircuit>;
+/// Public parameters of the folding layer for zkstep's step circuit.
+pub type PublicParams = zkstep_fold::Params<E1, E2>;
+/// The IVC being built.
+pub type Ivc = zkstep_fold::Ivc<E1, E2>;
 
 /// A commitment key's size floor, as nova-snark's SNARKs give it.
 pub type CkFloor<E> = Box<dyn for<'a> Fn(&'a R1CSShape<E>) -> usize>;
 
-type Nova<S> = nova_snark::nova::CompressedSNARK<E1, E2, TileCircuit, S, S2>;
-type NovaPk<S> = nova_snark::nova::ProverKey<E1, E2, TileCircuit, S, S2>;
-type NovaVk<S> = nova_snark::nova::VerifierKey<E1, E2, TileCircuit, S, S2>;
+type Proof<S> = compress::CompressedProof<E1, E2, S, S2, EE1>;
+type Pk<S> = compress::ProverKey<E1, E2, S, S2, EE1>;
+type Vk<S> = compress::VerifierKey<E1, E2, S, S2, EE1>;
 
 /// Which SNARK compresses the primary's folded instance (the secondary's is
 /// always Spartan).
@@ -107,27 +107,27 @@ impl Compression {
 #[derive(Serialize, Deserialize)]
 pub enum CompressedSnark {
     /// Compressed with Spartan.
-    Spartan(Box<Nova<S1Sp>>),
+    Spartan(Box<Proof<S1Sp>>),
     /// Compressed with MicroSpartan.
-    MicroSpartan(Box<Nova<S1Pp>>),
+    MicroSpartan(Box<Proof<S1Pp>>),
 }
 
 /// Prover key of the compression.
 #[derive(Serialize, Deserialize)]
 pub enum ProverKey {
     /// For Spartan.
-    Spartan(Box<NovaPk<S1Sp>>),
+    Spartan(Box<Pk<S1Sp>>),
     /// For MicroSpartan.
-    MicroSpartan(Box<NovaPk<S1Pp>>),
+    MicroSpartan(Box<Pk<S1Pp>>),
 }
 
 /// Verifier key of the compression.
 #[derive(Serialize, Deserialize)]
 pub enum VerifierKey {
     /// For Spartan.
-    Spartan(Box<NovaVk<S1Sp>>),
+    Spartan(Box<Vk<S1Sp>>),
     /// For MicroSpartan.
-    MicroSpartan(Box<NovaVk<S1Pp>>),
+    MicroSpartan(Box<Vk<S1Pp>>),
 }
 
 impl ProverKey {
@@ -152,17 +152,14 @@ impl VerifierKey {
 
 impl CompressedSnark {
     /// The compression keys for `pp` (made with `c.ck_floor()`).
-    pub fn setup(pp: &PublicParams, c: Compression) -> Result<(ProverKey, VerifierKey), NovaError> {
+    pub fn setup(pp: &PublicParams, c: Compression) -> Result<(ProverKey, VerifierKey), FoldError> {
         Ok(match c {
             Compression::Spartan => {
-                let (pk, vk) = Nova::<S1Sp>::setup(pp)?;
-                (
-                    ProverKey::Spartan(Box::new(pk)),
-                    VerifierKey::Spartan(Box::new(vk)),
-                )
+                let (pk, vk) = compress::setup(pp)?;
+                (ProverKey::Spartan(Box::new(pk)), VerifierKey::Spartan(Box::new(vk)))
             }
             Compression::MicroSpartan => {
-                let (pk, vk) = Nova::<S1Pp>::setup(pp)?;
+                let (pk, vk) = compress::setup(pp)?;
                 (
                     ProverKey::MicroSpartan(Box::new(pk)),
                     VerifierKey::MicroSpartan(Box::new(vk)),
@@ -171,40 +168,28 @@ impl CompressedSnark {
         })
     }
 
-    /// Compress a finished IVC proof.
-    pub fn prove(
-        pp: &PublicParams,
-        pk: &ProverKey,
-        rs: &RecursiveSnark,
-    ) -> Result<Self, NovaError> {
+    /// Compress a finished IVC.
+    pub fn prove(pp: &PublicParams, pk: &ProverKey, ivc: &Ivc) -> Result<Self, FoldError> {
         Ok(match pk {
-            ProverKey::Spartan(pk) => CompressedSnark::Spartan(Box::new(Nova::prove(pp, pk, rs)?)),
+            ProverKey::Spartan(pk) => CompressedSnark::Spartan(Box::new(Proof::prove(pp, pk, ivc)?)),
             ProverKey::MicroSpartan(pk) => {
-                CompressedSnark::MicroSpartan(Box::new(Nova::prove(pp, pk, rs)?))
+                CompressedSnark::MicroSpartan(Box::new(Proof::prove(pp, pk, ivc)?))
             }
         })
     }
 
     /// Verify `num_steps` folds from `z0`; returns the final state. A proof
     /// of one compression under a key of the other is rejected.
-    pub fn verify(
-        &self,
-        vk: &VerifierKey,
-        num_steps: usize,
-        z0: &[Fr],
-    ) -> Result<Vec<Fr>, NovaError> {
+    pub fn verify(&self, vk: &VerifierKey, num_steps: usize, z0: &[Fr]) -> Result<Vec<Fr>, FoldError> {
+        let n = num_steps as u64;
         match (self, vk) {
-            (CompressedSnark::Spartan(p), VerifierKey::Spartan(vk)) => p.verify(vk, num_steps, z0),
-            (CompressedSnark::MicroSpartan(p), VerifierKey::MicroSpartan(vk)) => {
-                p.verify(vk, num_steps, z0)
-            }
-            _ => Err(NovaError::ProofVerifyError {
-                reason: format!(
-                    "the proof is compressed with {}, the verifying key is for {}",
-                    self.compression().name(),
-                    vk.compression().name()
-                ),
-            }),
+            (CompressedSnark::Spartan(p), VerifierKey::Spartan(vk)) => p.verify(vk, n, z0),
+            (CompressedSnark::MicroSpartan(p), VerifierKey::MicroSpartan(vk)) => p.verify(vk, n, z0),
+            _ => Err(FoldError::Rejected(format!(
+                "the proof is compressed with {}, the verifying key is for {}",
+                self.compression().name(),
+                vk.compression().name()
+            ))),
         }
     }
 

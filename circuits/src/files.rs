@@ -25,8 +25,9 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// Envelope format version (3: the checksum covers the header; exact-length
 /// payloads; canonical spec digest; 4: X sections in every fold, no input
 /// tiles — keys and proofs of version 3 are for another circuit; 7: steps
-/// close in the circuit, segment proofs).
-pub const FILE_VERSION: u32 = 7;
+/// close in the circuit, segment proofs; 8: the folding layer is
+/// zkstep-fold's, not nova-snark's IVC).
+pub const FILE_VERSION: u32 = 8;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

@@ -297,25 +297,10 @@ impl Layout {
         self.n_max.max(self.rows).max(self.xcols)
     }
 
-    /// The initial state z₀ of a proof whose first step has this statement
-    /// and these challenges (the segment chains at their first links).
-    pub fn initial_state(
-        &self,
-        c_before: Fr,
-        c_after: Fr,
-        c_batch: Fr,
-        step: u64,
-        ch: Challenges,
-    ) -> Vec<Fr> {
-        let opening = StepOpening {
-            c_before,
-            c_after,
-            c_batch,
-            step: Fr::from(step),
-            challenges: ch,
-            adam: self.adam_constants(step),
-        };
-        self.step_start(&opening, self.segment_init(true), self.segment_init(false))
+    /// z₀ of a proof whose first step `st` opens (one step, or a segment's
+    /// first): the step's start with fresh segment chains.
+    pub fn first_state(&self, st: &StepOpening) -> Vec<Fr> {
+        self.step_start(st, self.segment_init(true), self.segment_init(false))
     }
 
     /// Adam's (k₁, c₂) for the update after checkpoint `step` as field

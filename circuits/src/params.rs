@@ -15,6 +15,7 @@
 //! from the smallest `ppot_pruned_NN.ptau` with enough of them.
 
 use crate::engine::{CompressedSnark, Compression, ProverKey, PublicParams, VerifierKey};
+use zkstep_fold::{ChallengeMode, FoldError};
 use crate::{Layout, TileCircuit};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -91,6 +92,7 @@ pub fn ceremony_keys(
     let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         PublicParams::setup_with_ptau_dir(
             &shape,
+            ChallengeMode::None,
             &*compression.ck_floor(),
             &*Compression::ck_floor_secondary(),
             dir,
@@ -98,7 +100,7 @@ pub fn ceremony_keys(
     }));
     let pp = match made {
         Ok(Ok(pp)) => pp,
-        Ok(Err(nova_snark::errors::NovaError::PtauFileError(m))) => {
+        Ok(Err(FoldError::Ptau(m))) => {
             return Err(bad(format!(
                 "cannot make parameters from the ceremony files: {m} ({})",
                 ptau_files(dir)

@@ -13,7 +13,9 @@ use ff::Field;
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::shape_cs::ShapeCS;
 use nova_snark::frontend::ConstraintSystem;
-use nova_snark::traits::circuit::StepCircuit;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
+use zkstep_fold::CircuitSizes;
 use std::sync::Arc;
 use zkstep_core::{Fr, ModelSpec};
 
@@ -23,24 +25,35 @@ use zkstep_core::{Fr, ModelSpec};
 /// output unit of a 256-wide layer still fits (512 needs ≈190k, 8 GB).
 pub const DEFAULT_FOLD_BUDGET: usize = 1 << 17;
 
-/// Nova's augmented circuit on top of ours: constraints, variables and
-/// matrix non-zeros. The non-zeros are the only term that decides the
-/// padding in practice; 300k is the value the width sweep's 2²¹/2²² split
-/// pins down (between 291k and 303k).
-pub const NOVA_OVERHEAD: (usize, usize, usize) = (16_300, 16_300, 300_000);
+/// The folding layer's own circuits at a state arity (what every fold pays
+/// on top of the step circuit), synthesised once per arity around a step
+/// that passes its state through.
+pub fn layer_overhead(arity: usize) -> Result<CircuitSizes, CircuitError> {
+    static CACHE: OnceLock<Mutex<BTreeMap<usize, CircuitSizes>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(s) = cache.lock().ok().and_then(|c| c.get(&arity).copied()) {
+        return Ok(s);
+    }
+    let s = zkstep_fold::params::layer_sizes::<crate::engine::E1, crate::engine::E2>(arity)
+        .map_err(|e| CircuitError::Synthesis(e.to_string()))?;
+    if let Ok(mut c) = cache.lock() {
+        c.insert(arity, s);
+    }
+    Ok(s)
+}
 
 /// The padded MicroSpartan size a fold's circuit stays within when it can
 /// (2²¹: about 4 GiB of prover memory on the development machine).
 pub const MAX_PADDED: usize = 1 << 21;
 
 /// MicroSpartan's padded instance size for a step circuit of these
-/// statistics (Nova's circuit included): the next power of two of
-/// max(non-zeros, 2·variables, constraints). Prover memory follows it.
+/// statistics (the folding layer's circuit included): the next power of two
+/// of max(non-zeros, 2·variables, constraints). Prover memory follows it.
 pub fn padded_size(s: &ShapeStats) -> usize {
-    let (c, v, nz) = NOVA_OVERHEAD;
-    (s.nonzeros + nz)
-        .max(2 * (s.variables + v))
-        .max(s.constraints + c)
+    let l = &s.layer;
+    (s.nonzeros + l.primary_nonzeros)
+        .max(2 * (s.variables + l.primary_variables))
+        .max(s.constraints + l.primary_constraints)
         .next_power_of_two()
 }
 
@@ -53,6 +66,8 @@ pub struct ShapeStats {
     pub variables: usize,
     /// Non-zero entries of A, B and C together.
     pub nonzeros: usize,
+    /// The folding layer's own circuits at this layout's arity.
+    pub layer: CircuitSizes,
 }
 
 /// Shape statistics of the step circuit of a layout (synthesis without a
@@ -81,6 +96,7 @@ pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
         constraints: cs.num_constraints() - c0,
         variables: cs.num_aux() - v0,
         nonzeros,
+        layer: layer_overhead(layout.arity())?,
     })
 }
 
@@ -168,8 +184,8 @@ const SPARTAN_S_PER_PADDED: f64 = 3.7e-6;
 
 /// The largest padded size for which the default compression is Spartan.
 /// There MicroSpartan's proving (its commitments to the matrices, padded to
-/// 2²⁰ even for the smallest fold, since Nova's own circuit has 300k
-/// non-zeros) is most of a step's proof, while Spartan's verifier, which
+/// a power of two, at least 2¹⁸ since the folding layer's own circuit has
+/// ≈ 250k non-zeros) is most of a step's proof, while Spartan's verifier, which
 /// evaluates the matrices, stays near MicroSpartan's (measured: 85 ms
 /// against 72 ms for the demo's fold). Above it MicroSpartan keeps
 /// verifying independent of the fold.
@@ -202,7 +218,7 @@ pub fn estimated_prove_s_with(
     compression: Option<Compression>,
 ) -> Result<f64, CircuitError> {
     let st = shape_stats(layout)?;
-    let per_fold = st.constraints + NOVA_OVERHEAD.0;
+    let per_fold = st.constraints + st.layer.primary_constraints;
     let per_padded = match compression.unwrap_or_else(|| default_compression(&st)) {
         Compression::Spartan => SPARTAN_S_PER_PADDED,
         Compression::MicroSpartan => MICROSPARTAN_S_PER_PADDED,

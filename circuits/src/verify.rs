@@ -156,7 +156,7 @@ fn verify_folds(
         challenges: first.challenges,
         adam: lay.adam_constants(st.step),
     };
-    let z0 = lay.step_start(&opening, lay.segment_init(true), lay.segment_init(false));
+    let z0 = lay.first_state(&opening);
     let n = usize::try_from(num_folds).map_err(|_| Rejection("too many folds".into()))?;
     let zn = snark
         .verify(vk, n, &z0)

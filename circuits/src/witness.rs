@@ -250,31 +250,27 @@ fn fill_softmax(tw: &mut TileWitness, layout: &Layout) -> Result<(), CircuitErro
     Ok(())
 }
 
-/// One step's opening: its commitments, step, challenges and Adam constants.
-pub fn opening(
-    layout: &Layout,
-    before: &Checkpoint,
-    after: &Checkpoint,
-    batch: &Batch,
-    challenges: Challenges,
-) -> StepOpening {
-    StepOpening {
-        c_before: commit_params(&layout.spec, before),
-        c_after: commit_params(&layout.spec, after),
-        c_batch: commit_batch(&layout.spec, batch),
-        step: Fr::from(before.step),
-        challenges,
-        adam: layout.adam_constants(before.step),
-    }
-}
+/// A step's public values, computed once from its checkpoints and batch:
+/// the three commitments, the step, the challenges ρ and γ and Adam's
+/// constants. The folds' first state (`Layout::step_start`), the previous
+/// step's opening in a segment, the proof file's statement and the verifier
+/// all read this one value.
+pub type StepStatement = StepOpening;
 
-/// All fold witnesses and the challenges ρ, γ for one step.
-pub fn build_witnesses(
+/// All fold witnesses of one step and its statement: each commitment, each
+/// transcript and each consumed vector computed once.
+pub fn build_step(
     layout: &Layout,
     trace: &StepTrace,
     before: &Checkpoint,
     batch: &Batch,
-) -> Result<(Vec<TileWitness>, Challenges), CircuitError> {
+) -> Result<(Vec<TileWitness>, StepStatement), CircuitError> {
+    let spec = &layout.spec;
+    let commitments = [
+        commit_params(spec, before),
+        commit_params(spec, &trace.after),
+        commit_batch(spec, batch),
+    ];
     let nl = layout.spec.layers.len();
     if trace.forward.len() != nl || before.layers.len() != nl {
         return Err(CircuitError::TraceLayers);
@@ -305,27 +301,33 @@ pub fn build_witnesses(
         }
         out.push(tw);
     }
-    let challenges = fill_claims(layout, trace, before, batch, &mut out);
-    Ok((out, challenges))
+    let challenges = fill_claims(layout, trace, commitments, before.step, batch, &mut out);
+    let [c_before, c_after, c_batch] = commitments;
+    Ok((
+        out,
+        StepOpening {
+            c_before,
+            c_after,
+            c_batch,
+            step: Fr::from(before.step),
+            challenges,
+            adam: layout.adam_constants(before.step),
+        },
+    ))
 }
 
 /// Derive ρ from the transcript, fill the ρ-dependent claims, derive γ.
 fn fill_claims(
     layout: &Layout,
     trace: &StepTrace,
-    before: &Checkpoint,
+    [c_before, c_after, c_batch]: [Fr; 3],
+    step: u64,
     batch: &Batch,
     out: &mut [TileWitness],
 ) -> Challenges {
     let (n, bsz) = (layout.n_max, layout.batch);
     // The challenge comes after everything it tests.
-    let mut t = transcript_init(
-        layout.spec_digest,
-        commit_params(&layout.spec, before),
-        commit_params(&layout.spec, &trace.after),
-        commit_batch(&layout.spec, batch),
-        before.step,
-    );
+    let mut t = transcript_init(layout.spec_digest, c_before, c_after, c_batch, step);
     for tw in out.iter() {
         let mut rec = pack_values(&tw.transcript_values());
         rec.push(tw.salt);
@@ -363,14 +365,17 @@ fn fill_claims(
             })
             .collect()
     };
+    // each layer's input vectors once, not once a fold
+    let nl = layout.spec.layers.len();
+    let ta: Vec<Vec<Fr>> = (0..nl).map(|l| tau_a(layer_output(l))).collect();
+    let ar: Vec<Vec<Fr>> = (0..nl).map(|l| a_rho(layer_output(l))).collect();
     for tw in out.iter_mut() {
         let d = tw.desc;
-        let a = layer_output(d.layer - 1);
         let k0 = d.seg * layout.seg_w;
-        tw.links.ta_in = tau_a(a)[k0..k0 + layout.seg_w].to_vec();
-        tw.links.ar_in = a_rho(a);
+        tw.links.ta_in = ta[d.layer - 1][k0..k0 + layout.seg_w].to_vec();
+        tw.links.ar_in = ar[d.layer - 1].clone();
         if d.first && !d.is_top {
-            tw.links.ar_up = a_rho(layer_output(d.layer));
+            tw.links.ar_up = ar[d.layer].clone();
         }
     }
     // γ comes after every consumed τA vector (and, through T2₀, after ρ)

@@ -9,7 +9,6 @@ use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::shape_cs::ShapeCS;
 use nova_snark::frontend::ConstraintSystem;
 use nova_snark::provider::Bn256EngineKZG;
-use nova_snark::traits::circuit::StepCircuit;
 use std::sync::Arc;
 use zkstep_circuits::{Layout, TileCircuit};
 use zkstep_core::spec::demo_spec;

@@ -8,7 +8,6 @@
 mod common;
 use common::*;
 use nova_snark::frontend::num::AllocatedNum;
-use nova_snark::traits::circuit::StepCircuit;
 use std::sync::Arc;
 use zkstep_circuits::TileCircuit;
 use zkstep_core::Fr;

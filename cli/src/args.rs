@@ -363,7 +363,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub force: bool,
     /// Prove nothing: synthesise each width's fold, count constraints per fold and per weight
-    /// (Nova's augmented circuit included) and estimate peak memory.
+    /// (the folding layer's own circuit included) and estimate peak memory.
     #[arg(long)]
     pub dry_run: bool,
     /// Run nothing: re-render the table, CSV, plot and Markdown from a saved --json report.

@@ -44,7 +44,8 @@ where
 {
     pk1: S1::ProverKey,
     pk2: S2::ProverKey,
-    ee_pk: EE1::ProverKey,
+    // only a split layout opens comm_W₂
+    ee_pk: Option<EE1::ProverKey>,
 }
 
 /// What the verifier needs (nothing of the prover's parameters).
@@ -63,7 +64,7 @@ where
     digest: E1::Scalar,
     vk1: S1::VerifierKey,
     vk2: S2::VerifierKey,
-    ee_vk: EE1::VerifierKey,
+    ee_vk: Option<EE1::VerifierKey>,
     dk1: DerandKey<E1>,
     dk2: DerandKey<E2>,
     #[serde(skip)]
@@ -124,7 +125,12 @@ where
 {
     let (pk1, vk1) = S1::setup(&pp.ck1, &pp.shape1)?;
     let (pk2, vk2) = S2::setup(&pp.ck2, &pp.shape2)?;
-    let (ee_pk, ee_vk) = EE1::setup(&pp.ck1)?;
+    let (ee_pk, ee_vk) = if pp.layout1.split {
+        let (p, v) = EE1::setup(&pp.ck1)?;
+        (Some(p), Some(v))
+    } else {
+        (None, None)
+    };
     Ok((
         ProverKey { pk1, pk2, ee_pk },
         VerifierKey {
@@ -255,7 +261,11 @@ where
             let values = &n1_w.w[..m];
             let eval = MultilinearPolynomial::evaluate_with(values, &point);
             tr.absorb(b"v", &eval);
-            let arg = EE1::prove(&pp.ck1, &pk.ee_pk, &mut tr, &comm, values, &point, &eval)?;
+            let ee_pk = pk
+                .ee_pk
+                .as_ref()
+                .ok_or_else(|| FoldError::Invalid("a prover key without the opening's key".into()))?;
+            let arg = EE1::prove(&pp.ck1, ee_pk, &mut tr, &comm, values, &point, &eval)?;
             Some(SecondOpening { eval, arg })
         } else {
             None
@@ -349,7 +359,11 @@ where
             let comm = E1::CE::derandomize(&vk.dk1, &n1.comm_w[1], &self.blinds1[1]);
             let (mut tr, point) = second_point::<E1>(&vk.digest, &comm, log2(m))?;
             tr.absorb(b"v", &s.eval);
-            EE1::verify(&vk.ee_vk, &mut tr, &comm, &point, &s.eval, &s.arg)
+            let ee_vk = vk
+                .ee_vk
+                .as_ref()
+                .ok_or_else(|| FoldError::Rejected("a verifying key without the opening's key".into()))?;
+            EE1::verify(ee_vk, &mut tr, &comm, &point, &s.eval, &s.arg)
                 .map_err(|e| FoldError::Rejected(format!("the opening of comm_W2: {e}")))?;
         }
         let (r1, r2) = rayon::join(

@@ -13,6 +13,9 @@ pub enum FoldError {
     /// nova-snark refused something (a commitment key, a SNARK, a shape).
     #[error("nova-snark: {0}")]
     Nova(String),
+    /// A powers-of-τ file could not be used for the commitment key.
+    #[error("powers of tau: {0}")]
+    Ptau(String),
     /// The arguments do not fit the parameters (arity, counts, lengths).
     #[error("invalid input: {0}")]
     Invalid(String),
@@ -37,7 +40,10 @@ impl From<SynthesisError> for FoldError {
 
 impl From<NovaError> for FoldError {
     fn from(e: NovaError) -> Self {
-        FoldError::Nova(e.to_string())
+        match e {
+            NovaError::PtauFileError(m) => FoldError::Ptau(m),
+            e => FoldError::Nova(e.to_string()),
+        }
     }
 }
 

@@ -154,15 +154,27 @@ where
         &self.zi[..self.arity]
     }
 
-    /// Commit a fold's W₁: run the step circuit on `z` (its slots only) with
-    /// zero challenges, commit what its first phase allocated. Returns the
-    /// precommitment and the step's next state under those zero challenges
-    /// (what a `PerRun` prover feeds the next fold's precommitment).
+    /// Commit a fold's W₁: run the step circuit on `z` (its slots only),
+    /// commit what its first phase allocated. Returns the precommitment and
+    /// the step's next state under random stand-in challenges (what a
+    /// `PerRun` prover feeds the next fold's precommitment; the slots that
+    /// depend on the challenges are meaningless until the real fold).
     pub fn precommit<C: StepCircuit<E1::Scalar>>(
         pp: &Params<E1, E2>,
         step: &C,
         z: &[E1::Scalar],
     ) -> Result<(Precommitment<E1>, Vec<E1::Scalar>)> {
+        let (pre, next) = Self::precommit_with(pp, step, z, true)?;
+        Ok((pre, next.unwrap_or_default()))
+    }
+
+    /// [`Ivc::precommit`], running the second phase only when its state is wanted.
+    fn precommit_with<C: StepCircuit<E1::Scalar>>(
+        pp: &Params<E1, E2>,
+        step: &C,
+        z: &[E1::Scalar],
+        want_next: bool,
+    ) -> Result<(Precommitment<E1>, Option<Vec<E1::Scalar>>)> {
         let cfg = pp.cfg;
         check_step(pp, step)?;
         if !cfg.split() || z.len() != cfg.arity {
@@ -176,13 +188,9 @@ where
             .enumerate()
             .map(|(k, v)| AllocatedNum::alloc(cs.namespace(|| format!("z{k}")), || Ok(*v)))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let ch = (0..cfg.challenges)
-            .map(|k| AllocatedNum::alloc(cs.namespace(|| format!("α{k}")), || Ok(E1::Scalar::ZERO)))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
         cs.set_region(Region::First);
         let carry = step.first(&mut cs.namespace(|| "step"), &zv)?;
         cs.set_region(Region::Second);
-        let next = step.second(&mut cs.namespace(|| "step 2"), carry, &ch)?;
         let w1: Vec<E1::Scalar> = cs.first_values().copied().collect();
         if w1.len() != pp.layout1.first {
             return Err(FoldError::Invalid(format!(
@@ -199,11 +207,23 @@ where
             key,
             fingerprint: fingerprint(key, w1.iter()),
         };
+        if !want_next {
+            return Ok((pre, None));
+        }
+        // random stand-ins: an inverse at a challenge must not meet zero
+        let ch = (0..cfg.challenges)
+            .map(|k| {
+                AllocatedNum::alloc(cs.namespace(|| format!("α{k}")), || {
+                    Ok(E1::Scalar::random(&mut OsRng))
+                })
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let next = step.second(&mut cs.namespace(|| "step 2"), carry, &ch)?;
         let next = next
             .iter()
             .map(|v| v.get_value().ok_or(FoldError::Synthesis("a missing output".into())))
             .collect::<Result<Vec<_>>>()?;
-        Ok((pre, next))
+        Ok((pre, Some(next)))
     }
 
     /// Fold one step. A `PerRun` IVC needs this fold's precommitment.
@@ -222,7 +242,7 @@ where
                 FoldError::Invalid("a PerRun fold needs its precommitment".into())
             })?),
             ChallengeMode::PerFold => {
-                own = Self::precommit(pp, step, &self.zi[..cfg.arity])?.0;
+                own = Self::precommit_with(pp, step, &self.zi[..cfg.arity], false)?.0;
                 Some(&own)
             }
         };

@@ -124,6 +124,63 @@ where
     Ok((s1, layout, s2))
 }
 
+/// A one-phase step circuit that passes its state through (to measure the
+/// layer alone).
+struct Pass(usize);
+
+impl<F: PrimeField> StepCircuit<F> for Pass {
+    type Carry = Vec<nova_snark::frontend::num::AllocatedNum<F>>;
+
+    fn arity(&self) -> usize {
+        self.0
+    }
+
+    fn first<CS: nova_snark::frontend::ConstraintSystem<F>>(
+        &self,
+        _: &mut CS,
+        z: &[nova_snark::frontend::num::AllocatedNum<F>],
+    ) -> std::result::Result<Self::Carry, nova_snark::frontend::SynthesisError> {
+        Ok(z.to_vec())
+    }
+
+    fn second<CS: nova_snark::frontend::ConstraintSystem<F>>(
+        &self,
+        _: &mut CS,
+        carry: Self::Carry,
+        _: &[nova_snark::frontend::num::AllocatedNum<F>],
+    ) -> std::result::Result<Vec<nova_snark::frontend::num::AllocatedNum<F>>, nova_snark::frontend::SynthesisError>
+    {
+        Ok(carry)
+    }
+}
+
+/// The layer's own circuits around a one-phase step circuit of `arity`
+/// slots: what every fold pays on top of the step circuit.
+pub fn layer_sizes<E1, E2>(arity: usize) -> Result<CircuitSizes>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    let c = Pass(arity);
+    let cfg = config::<E1::Scalar, _>(&c, ChallengeMode::None)?;
+    let (s1, _, s2) = shapes::<E1, E2, _>(&cfg, &c)?;
+    Ok(sizes_of(&s1, &s2))
+}
+
+fn nonzeros<E: Engine>(s: &R1CSShape<E>) -> usize {
+    s.A().len() + s.B().len() + s.C().len()
+}
+
+fn sizes_of<E1: Engine, E2: Engine>(s1: &R1CSShape<E1>, s2: &R1CSShape<E2>) -> CircuitSizes {
+    CircuitSizes {
+        primary_constraints: s1.num_cons(),
+        primary_variables: s1.num_vars(),
+        primary_nonzeros: nonzeros(s1),
+        secondary_constraints: s2.num_cons(),
+        secondary_nonzeros: nonzeros(s2),
+    }
+}
+
 /// The layer's configuration for a step circuit and a challenge mode.
 pub fn config<F: PrimeField, C: StepCircuit<F>>(step: &C, mode: ChallengeMode) -> Result<Config> {
     let k = step.num_challenges();
@@ -294,16 +351,18 @@ where
         &self.ck2
     }
 
+    /// Constraints of the primary and the secondary circuit.
+    pub fn num_constraints(&self) -> (usize, usize) {
+        (self.shape1.num_cons(), self.shape2.num_cons())
+    }
+
+    /// Private variables of the primary and the secondary circuit.
+    pub fn num_variables(&self) -> (usize, usize) {
+        (self.shape1.num_vars(), self.shape2.num_vars())
+    }
+
     /// Sizes of both circuits.
     pub fn sizes(&self) -> CircuitSizes {
-        let nz1 = self.shape1.A().len() + self.shape1.B().len() + self.shape1.C().len();
-        let nz2 = self.shape2.A().len() + self.shape2.B().len() + self.shape2.C().len();
-        CircuitSizes {
-            primary_constraints: self.shape1.num_cons(),
-            primary_variables: self.shape1.num_vars(),
-            primary_nonzeros: nz1,
-            secondary_constraints: self.shape2.num_cons(),
-            secondary_nonzeros: nz2,
-        }
+        sizes_of(&self.shape1, &self.shape2)
     }
 }

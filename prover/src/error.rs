@@ -22,9 +22,9 @@ pub enum ProverError {
     /// The circuit layout or witness could not be built.
     #[error(transparent)]
     Circuit(#[from] zkstep_circuits::CircuitError),
-    /// Nova failed (keygen, folding, compression).
-    #[error("nova: {0}")]
-    Nova(String),
+    /// The folding layer failed (keygen, folding, compression).
+    #[error("folding: {0}")]
+    Fold(String),
     /// Input that cannot be proven (an after-checkpoint that is not the
     /// declared step, a malformed key file) or a file that cannot be encoded.
     #[error("{0}")]

@@ -14,17 +14,16 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 use zkstep_circuits::engine::{
-    CompressedSnark, Compression, ProverKey, PublicParams, RecursiveSnark, VerifierKey,
+    CompressedSnark, Compression, Ivc, ProverKey, PublicParams, VerifierKey,
 };
+use zkstep_fold::{ChallengeMode, FoldError};
 use zkstep_circuits::files::{
     self, FileError, FileKind, FirstStep, Header, ParamsKind, ProofPayload, ProvingKeyPayload,
     ProvingKeyRef, SegmentPayload, SegmentStatement, Statement, VerifyingKeyRef,
 };
-use zkstep_circuits::layout::StepOpening;
 use zkstep_circuits::params::{ceremony_keys, ParamsError};
-use zkstep_circuits::witness::{build_witnesses, opening, NextStep};
+use zkstep_circuits::witness::{build_step, NextStep, StepStatement};
 use zkstep_circuits::{Layout, TileCircuit, TileDesc};
-use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::format::{read_input, write_atomic, Input};
 use zkstep_core::input::peek;
 use zkstep_core::{step, Batch, Checkpoint, ModelSpec, StepTrace};
@@ -51,8 +50,8 @@ pub struct Keys {
     pub params: ParamsKind,
 }
 
-fn nova_err(what: &str) -> impl Fn(nova_snark::errors::NovaError) -> ProverError + '_ {
-    move |e| ProverError::Nova(format!("{what}: {e}"))
+fn fold_err(what: &str) -> impl Fn(FoldError) -> ProverError + '_ {
+    move |e| ProverError::Fold(format!("{what}: {e}"))
 }
 
 /// Route zkstep-msm's CPU backend to nova-snark's own MSM (bit-width aware,
@@ -94,19 +93,20 @@ pub fn keygen_with(
             let shape = TileCircuit::shape(layout.clone());
             let pp = PublicParams::setup(
                 &shape,
+                ChallengeMode::None,
                 &*compression.ck_floor(),
                 &*Compression::ck_floor_secondary(),
             )
-            .map_err(nova_err("public parameters"))?;
+            .map_err(fold_err("public parameters"))?;
             let (pk, vk) =
-                CompressedSnark::setup(&pp, compression).map_err(nova_err("compression keys"))?;
+                CompressedSnark::setup(&pp, compression).map_err(fold_err("compression keys"))?;
             (pp, pk, vk, ParamsKind::Dev)
         }
         // the same function `zkstep-verify --ptau` re-derives the key with
         Setup::Ceremony(dir) => {
             let k = ceremony_keys(layout.clone(), compression, dir).map_err(|e| match e {
                 ParamsError::Ptau { .. } => ProverError::Invalid(e.to_string()),
-                ParamsError::Setup(_) => ProverError::Nova(e.to_string()),
+                ParamsError::Setup(_) => ProverError::Fold(e.to_string()),
             })?;
             (k.pp, k.pk, k.vk, ParamsKind::Ceremony)
         }
@@ -192,7 +192,7 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
         p.segments as usize,
     )?);
     let (_, vk) =
-        CompressedSnark::setup(&p.pp, p.pk.compression()).map_err(nova_err("compression keys"))?;
+        CompressedSnark::setup(&p.pp, p.pk.compression()).map_err(fold_err("compression keys"))?;
     Ok(Keys {
         layout,
         pp: p.pp,
@@ -244,26 +244,36 @@ fn first_difference(names: &[&str], want: &Checkpoint, got: &Checkpoint) -> Opti
     None
 }
 
-/// Everything folding needs for one step: the statement, the challenge,
-/// the initial state and one circuit per fold.
+/// Everything folding needs for one step: its statement (computed once),
+/// the first state and one circuit per fold.
 pub struct FoldInputs {
-    /// The public statement.
-    pub statement: Statement,
-    /// The challenges ρ and γ.
-    pub challenges: zkstep_circuits::layout::Challenges,
+    /// The step's public values (commitments, step, challenges).
+    pub statement: StepStatement,
+    /// The step index t (θ_t → θ_{t+1}).
+    pub step: u64,
     /// z₀.
     pub z0: Vec<zkstep_core::Fr>,
     /// One circuit (with its witness) per fold, in order.
     pub circuits: Vec<TileCircuit>,
-    /// What opens the step (a segment's previous step carries it into the state).
-    pub opening: StepOpening,
 }
 
 impl FoldInputs {
     /// Make the step's last fold open `next` (the step that follows in a segment).
-    fn open_next(&mut self, next: &StepOpening) {
+    fn open_next(&mut self, next: &StepStatement) {
         if let Some(w) = self.circuits.last_mut().and_then(|c| c.witness.as_mut()) {
             Arc::make_mut(w).next = NextStep::of(next);
+        }
+    }
+
+    /// The proof file's statement of this step.
+    pub fn public(&self, layout: &Layout) -> Statement {
+        let st = &self.statement;
+        Statement {
+            spec_digest: layout.spec_digest,
+            c_before: st.c_before,
+            c_after: st.c_after,
+            c_batch: st.c_batch,
+            step: self.step,
         }
     }
 }
@@ -294,30 +304,15 @@ pub fn check_step(
 }
 
 /// Check θ_after against the declared step ([`check_step`]) and build every
-/// fold's witness.
+/// fold's witness and the step's statement.
 pub fn fold_inputs(
     layout: &Arc<Layout>,
     before: &Checkpoint,
     after: &Checkpoint,
     batch: &Batch,
 ) -> Result<FoldInputs> {
-    let spec = &layout.spec;
-    let trace = check_step(spec, before, after, batch)?;
-    let (witnesses, challenges) = build_witnesses(layout, &trace, before, batch)?;
-    let statement = Statement {
-        spec_digest: layout.spec_digest,
-        c_before: commit_params(spec, before),
-        c_after: commit_params(spec, after),
-        c_batch: commit_batch(spec, batch),
-        step: before.step,
-    };
-    let z0 = layout.initial_state(
-        statement.c_before,
-        statement.c_after,
-        statement.c_batch,
-        statement.step,
-        challenges,
-    );
+    let trace = check_step(&layout.spec, before, after, batch)?;
+    let (witnesses, statement) = build_step(layout, &trace, before, batch)?;
     let circuits = witnesses
         .into_iter()
         .map(|w| TileCircuit {
@@ -326,11 +321,10 @@ pub fn fold_inputs(
         })
         .collect();
     Ok(FoldInputs {
+        z0: layout.first_state(&statement),
         statement,
-        challenges,
-        z0,
+        step: before.step,
         circuits,
-        opening: opening(layout, before, after, batch, challenges),
     })
 }
 
@@ -416,13 +410,14 @@ fn prove_steps(
     let t0 = Instant::now();
     let mut cur = inputs(0)?;
     let mut witness_s = t0.elapsed().as_secs_f64();
-    let (first, first_ch) = (cur.statement, cur.challenges);
+    let first = cur.public(layout);
+    let first_ch = cur.statement.challenges;
     let z0 = cur.z0.clone();
     let per = cur.circuits.len();
     let total = per * k;
     let mut batch_commits = Vec::with_capacity(k);
     progress(ProveEvent::Folding { total });
-    let mut rs: Option<RecursiveSnark> = None;
+    let mut ivc = Ivc::new(&keys.pp, &z0, vec![]).map_err(fold_err("the first state"))?;
     let mut fold_s = 0.0;
     for s in 0..k {
         batch_commits.push(cur.statement.c_batch);
@@ -433,19 +428,14 @@ fn prove_steps(
             None
         };
         if let Some(n) = &next {
-            cur.open_next(&n.opening);
+            cur.open_next(&n.statement);
         }
         witness_s += t.elapsed().as_secs_f64();
         let t = Instant::now();
         for (i, c) in cur.circuits.iter().enumerate() {
             let index = s * per + i;
-            let r = match rs.as_mut() {
-                Some(r) => r,
-                None => rs
-                    .insert(RecursiveSnark::new(&keys.pp, c, &z0).map_err(nova_err("first fold"))?),
-            };
-            r.prove_step(&keys.pp, c)
-                .map_err(|e| ProverError::Nova(format!("fold {index}: {e}")))?;
+            ivc.prove_step(&keys.pp, c, None)
+                .map_err(|e| ProverError::Fold(format!("fold {index}: {e}")))?;
             if let Some(w) = &c.witness {
                 progress(ProveEvent::Folded {
                     index,
@@ -459,15 +449,17 @@ fn prove_steps(
             cur = n;
         }
     }
-    let rs = rs.ok_or_else(|| ProverError::Invalid("a segment without folds".into()))?;
+    if ivc.num_steps() == 0 {
+        return Err(ProverError::Invalid("a segment without folds".into()));
+    }
     progress(ProveEvent::Compressing);
     let t2 = Instant::now();
-    let snark = CompressedSnark::prove(&keys.pp, &keys.pk, &rs).map_err(nova_err("compression"))?;
+    let snark = CompressedSnark::prove(&keys.pp, &keys.pk, &ivc).map_err(fold_err("compression"))?;
     let compress_s = t2.elapsed().as_secs_f64();
     let statement = SegmentStatement {
         spec_digest: layout.spec_digest,
         c_start: first.c_before,
-        c_end: commit_params(&layout.spec, &checkpoints[k]),
+        c_end: cur.statement.c_after,
         batches: layout.batches_digest(&batch_commits),
         step: first.step,
         steps: k as u64,

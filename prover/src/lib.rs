@@ -1,17 +1,15 @@
 //! zkstep-prover: the proving side as a library (the `zkstep` CLI is the
 //! `zkstep-cli` crate).
 //!
-//! - [`ivc`]: keygen, proving (witnesses from the reference trace, Nova
-//!   folding, compression) and the key/proof files;
-//! - [`overhead`]: the constraints Nova's own circuits add to every fold;
+//! - [`ivc`]: keygen, proving (witnesses from the reference trace, folding
+//!   with zkstep-fold, compression) and the key/proof files;
 //! - [`error`]: the error type, [`ProverError`].
 //!
-//! Every BN254 MSM Nova does goes through zkstep-msm (via the `blitzar`
+//! Every BN254 MSM of folding and compression goes through zkstep-msm (via the `blitzar`
 //! shim); the caller chooses its backend (`zkstep_msm::set_backend`).
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod error;
 pub mod ivc;
-pub mod overhead;
 
 pub use error::{ProverError, Result};

@@ -24,9 +24,9 @@ fn crafted_proof() -> Vec<u8> {
     // under the compression's variant (`engine::CompressedSnark`)
     let c = p.snark.compression();
     let evals = j
-        .pointer_mut(&format!("/{c:?}/snark_secondary/evals_batch"))
+        .pointer_mut(&format!("/{c:?}/snark2/evals_batch"))
         .and_then(|v| v.as_array_mut())
-        .expect("nova-snark's CompressedSNARK has snark_secondary.evals_batch");
+        .expect("the compressed proof's secondary SNARK has evals_batch");
     evals.pop();
     p.snark = serde_json::from_value(j).unwrap();
     files::encode(h, &p).unwrap()

@@ -34,7 +34,7 @@ use crate::update::{adam::Adam, momentum::Momentum, sgd::Sgd, UpdateGadget};
 use crate::witness::TileWitness;
 use ctx::{Ctx, Var};
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use nova_snark::traits::circuit::StepCircuit;
+use zkstep_fold::StepCircuit;
 use std::sync::Arc;
 use zkstep_core::spec::Optimizer;
 use zkstep_gadgets::expr::Fr;
@@ -60,11 +60,34 @@ impl TileCircuit {
 }
 
 impl StepCircuit<Fr> for TileCircuit {
+    type Carry = Vec<Var>;
+
     fn arity(&self) -> usize {
         self.layout.arity()
     }
 
-    fn synthesize<CS: ConstraintSystem<Fr>>(
+    // one phase: no challenge is drawn from this fold's own witness (yet)
+    fn first<CS: ConstraintSystem<Fr>>(
+        &self,
+        cs: &mut CS,
+        z: &[Var],
+    ) -> Result<Self::Carry, SynthesisError> {
+        self.synthesize(cs, z)
+    }
+
+    fn second<CS: ConstraintSystem<Fr>>(
+        &self,
+        _: &mut CS,
+        carry: Self::Carry,
+        _: &[Var],
+    ) -> Result<Vec<Var>, SynthesisError> {
+        Ok(carry)
+    }
+}
+
+impl TileCircuit {
+    /// The fold's constraints: zᵢ ↦ zᵢ₊₁.
+    pub fn synthesize<CS: ConstraintSystem<Fr>>(
         &self,
         cs: &mut CS,
         z: &[Var],

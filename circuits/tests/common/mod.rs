@@ -6,11 +6,10 @@
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::test_cs::TestConstraintSystem;
 use nova_snark::frontend::ConstraintSystem;
-use nova_snark::traits::circuit::StepCircuit;
 use std::sync::Arc;
-use zkstep_circuits::witness::{build_witnesses, TileWitness};
+use zkstep_circuits::witness::{build_step, TileWitness};
 use zkstep_circuits::{Layout, TileCircuit};
-use zkstep_core::commit::{commit_batch, commit_params};
+use zkstep_core::commit::commit_params;
 use zkstep_core::model::seeded_salt;
 use zkstep_core::{step, Batch, Checkpoint, Fr, Matrix, ModelSpec};
 
@@ -79,14 +78,8 @@ pub fn case_from(spec: ModelSpec, before: Checkpoint, batch: Batch, rows: Option
 fn case_in(spec: ModelSpec, before: Checkpoint, batch: Batch, layout: Layout) -> Case {
     let trace = step(&spec, &before, &batch).unwrap();
     let layout = Arc::new(layout);
-    let (witnesses, challenges) = build_witnesses(&layout, &trace, &before, &batch).unwrap();
-    let z0 = layout.initial_state(
-        commit_params(&spec, &before),
-        commit_params(&spec, &trace.after),
-        commit_batch(&spec, &batch),
-        before.step,
-        challenges,
-    );
+    let (witnesses, statement) = build_step(&layout, &trace, &before, &batch).unwrap();
+    let z0 = layout.first_state(&statement);
     Case {
         spec,
         before,
@@ -161,7 +154,7 @@ pub struct Segment {
 }
 
 pub fn segment(toml: &str, rows: usize, seed: u64, k: usize) -> Segment {
-    use zkstep_circuits::witness::{opening, NextStep};
+    use zkstep_circuits::witness::NextStep;
     let spec = ModelSpec::from_toml_str(toml).unwrap();
     let layout = Arc::new(Layout::new(&spec, rows).unwrap());
     let mut cp = Checkpoint::init(&spec, seed);
@@ -169,8 +162,7 @@ pub fn segment(toml: &str, rows: usize, seed: u64, k: usize) -> Segment {
     for s in 0..k {
         let batch = case(toml, Some(rows), seed + 100 * s as u64 + 1).batch;
         let trace = step(&spec, &cp, &batch).unwrap();
-        let (ws, ch) = build_witnesses(&layout, &trace, &cp, &batch).unwrap();
-        steps.push((ws, opening(&layout, &cp, &trace.after, &batch, ch)));
+        steps.push(build_step(&layout, &trace, &cp, &batch).unwrap());
         cp = trace.after;
     }
     let openings: Vec<_> = steps.iter().map(|s| s.1).collect();

@@ -231,13 +231,13 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
     p.nonzeros_per_fold = Some(stats.nonzeros);
     p.estimated_peak_mib = Some(est / 1048576.0);
     if dry_run {
-        // Nova's circuits depend only on the arity: measured on an empty step
-        let (nova1, nova2) = zkstep_prover::overhead::nova_overhead(layout.arity())?;
-        let c1 = stats.constraints + nova1;
-        count_per_weight(&mut p, c1, nova2, layout.num_folds());
+        // the folding layer's circuits depend only on the arity
+        let (own1, own2) = (stats.layer.primary_constraints, stats.layer.secondary_constraints);
+        let c1 = stats.constraints + own1;
+        count_per_weight(&mut p, c1, own2, layout.num_folds());
         p.status = "estimated".into();
         p.note = Some(format!(
-            "dry run: {} constraints in the step circuit + {nova1} Nova's augmented circuit = {c1} a fold (+{nova2} secondary), {} variables, {} non-zeros in the step circuit; peak ≈ {:.1} GiB",
+            "dry run: {} constraints in the step circuit + {own1} the folding layer's = {c1} a fold (+{own2} secondary), {} variables, {} non-zeros in the step circuit; peak ≈ {:.1} GiB",
             stats.constraints,
             stats.variables,
             stats.nonzeros,
@@ -469,6 +469,7 @@ mod tests {
             constraints: 100_000,
             variables: 50_000,
             nonzeros,
+            layer: zkstep_circuits::sizing::layer_overhead(47).unwrap(),
         };
         for c in [Compression::Spartan, Compression::MicroSpartan] {
             assert!(estimate_peak_bytes(&s(200_000), c) < estimate_peak_bytes(&s(300_000), c));
