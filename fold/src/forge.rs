@@ -30,6 +30,19 @@ fn params<C: StepCircuit<F>>(c: &C, mode: ChallengeMode) -> Params<E1, E2> {
     Params::setup(c, mode, &*S1::ck_floor(), &*S2::ck_floor()).unwrap()
 }
 
+/// Parameters of the two-value permutation circuit, made once per mode for
+/// all the tests here (PerFold: each fold a permutation; PerRun: the run).
+fn shared(per_fold: bool) -> &'static Params<E1, E2> {
+    static FOLD: std::sync::OnceLock<Params<E1, E2>> = std::sync::OnceLock::new();
+    static RUN: std::sync::OnceLock<Params<E1, E2>> = std::sync::OnceLock::new();
+    let (cell, mode) = if per_fold {
+        (&FOLD, ChallengeMode::PerFold)
+    } else {
+        (&RUN, ChallengeMode::PerRun)
+    };
+    cell.get_or_init(|| params(&perm(&[0; 2], &[0; 2], per_fold), mode))
+}
+
 fn perm(a: &[u64], b: &[u64], per_fold: bool) -> Permutation<F> {
     Permutation::new(a.to_vec(), b.to_vec(), per_fold)
 }
@@ -64,43 +77,43 @@ fn rejected(r: crate::Result<Vec<F>>) -> String {
 
 #[test]
 fn a_w1_changed_after_the_challenge_is_rejected() {
-    let pp = params(&perm(&[0; 3], &[0; 3], true), ChallengeMode::PerFold);
-    let (pk, vk) = compress::setup::<E1, E2, S1, S2, EE1>(&pp).unwrap();
+    let pp = shared(true);
+    let (pk, vk) = compress::setup::<E1, E2, S1, S2, EE1>(pp).unwrap();
     let z0 = vec![F::ZERO, F::ZERO];
-    let bad = perm(&[1, 2, 3], &[3, 1, 1], true);
-    let (pre, _) = Ivc::precommit(&pp, &bad, &z0).unwrap();
-    let alpha = draw(&pp, Some(&pre))[0];
+    let bad = perm(&[1, 2], &[2, 2], true);
+    let (pre, _) = Ivc::precommit(pp, &bad, &z0).unwrap();
+    let alpha = draw(pp, Some(&pre))[0];
     let forged = Permutation {
         b: forge_last(alpha, &bad.a, &bad.b),
         ..bad.clone()
     };
-    let pre_forged = vouch(&pp, &pre, &forged, &z0);
-    let ivc0 = Ivc::new(&pp, &z0, vec![]).unwrap();
+    let pre_forged = vouch(pp, &pre, &forged, &z0);
+    let ivc0 = Ivc::new(pp, &z0, vec![]).unwrap();
 
     // the honest prover refuses: its W₁ is not the committed one
     let mut ivc = ivc0.clone();
     assert!(matches!(
-        ivc.primary(&pp, &forged, Some(&pre), vec![alpha]),
+        ivc.primary(pp, &forged, Some(&pre), vec![alpha]),
         Err(FoldError::PhaseDependsOnChallenge { fold: 0 })
     ));
 
     // comm_W₁ kept, W₁ changed: comm_W₁ does not open to W's first part
-    let f = ivc.primary(&pp, &forged, Some(&pre_forged), vec![alpha]).unwrap();
-    ivc.finish(&pp, f).unwrap();
-    rejected(ivc.verify(&pp, 1, &z0));
+    let f = ivc.primary(pp, &forged, Some(&pre_forged), vec![alpha]).unwrap();
+    ivc.finish(pp, f).unwrap();
+    rejected(ivc.verify(pp, 1, &z0));
 
     // the same, with comm_W₂ made up so that comm_W₁ + comm_W₂ opens to W:
     // only the opening of comm_W₂ on W₂'s generators can catch it
     let mut ivc = ivc0.clone();
-    let mut f = ivc.primary(&pp, &forged, Some(&pre_forged), vec![alpha]).unwrap();
+    let mut f = ivc.primary(pp, &forged, Some(&pre_forged), vec![alpha]).unwrap();
     let r = F::random(&mut rand::rngs::OsRng);
     let plain = crate::ivc::plain_layout(pp.layout1.num_vars());
     let whole = commit_witness::<E1>(&pp.ck1, &plain, &f.w1.w, &[r]).unwrap()[0];
     f.u1.comm_w[1] = whole + f.u1.comm_w[0] * (-F::ONE);
     f.w1.blinds = vec![f.w1.blinds[0], r - f.w1.blinds[0]];
-    ivc.finish(&pp, f).unwrap();
-    rejected(ivc.verify(&pp, 1, &z0));
-    let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
+    ivc.finish(pp, f).unwrap();
+    rejected(ivc.verify(pp, 1, &z0));
+    let proof = Proof::prove(pp, &pk, &ivc).unwrap();
     let why = rejected(proof.verify(&vk, 1, &z0));
     assert!(why.contains("comm_W2"), "{why}");
 }
@@ -108,78 +121,78 @@ fn a_w1_changed_after_the_challenge_is_rejected() {
 #[test]
 fn a_swapped_comm_w1_is_rejected() {
     // PerFold: fold 2 proven under fold 1's comm_W₁ (and the challenge it gives)
-    let pp = params(&perm(&[0; 2], &[0; 2], true), ChallengeMode::PerFold);
+    let pp = shared(true);
     let z0 = vec![F::ZERO, F::ZERO];
     let c1 = perm(&[1, 2], &[2, 1], true);
     let c2 = perm(&[3, 4], &[4, 3], true);
-    let mut ivc = Ivc::new(&pp, &z0, vec![]).unwrap();
-    let (p1, _) = Ivc::precommit(&pp, &c1, &z0).unwrap();
-    ivc.prove_step(&pp, &c1, None).unwrap();
+    let mut ivc = Ivc::new(pp, &z0, vec![]).unwrap();
+    let (p1, _) = Ivc::precommit(pp, &c1, &z0).unwrap();
+    ivc.prove_step(pp, &c1, None).unwrap();
     let z1 = ivc.outputs().to_vec();
-    let swapped = vouch(&pp, &p1, &c2, &z1);
-    let f = ivc.primary(&pp, &c2, Some(&swapped), draw(&pp, Some(&p1))).unwrap();
-    ivc.finish(&pp, f).unwrap();
-    rejected(ivc.verify(&pp, 2, &z0));
+    let swapped = vouch(pp, &p1, &c2, &z1);
+    let f = ivc.primary(pp, &c2, Some(&swapped), draw(pp, Some(&p1))).unwrap();
+    ivc.finish(pp, f).unwrap();
+    rejected(ivc.verify(pp, 2, &z0));
 
     // PerRun: the challenges drawn from the commitments in another order
-    let pp = params(&perm(&[0; 2], &[0; 2], false), ChallengeMode::PerRun);
+    let pp = shared(false);
     let z0 = vec![F::ONE, F::ONE];
     let c1 = perm(&[1, 2], &[2, 1], false);
     let c2 = perm(&[3, 4], &[4, 3], false);
-    let (p1, z1) = Ivc::precommit(&pp, &c1, &z0).unwrap();
-    let (p2, _) = Ivc::precommit(&pp, &c2, &z1).unwrap();
-    let mut ivc = Ivc::new(&pp, &z0, run_challenges(&pp, &[p2.clone(), p1.clone()])).unwrap();
-    ivc.prove_step(&pp, &c1, Some(&p1)).unwrap();
-    ivc.prove_step(&pp, &c2, Some(&p2)).unwrap();
-    rejected(ivc.verify(&pp, 2, &z0));
+    let (p1, z1) = Ivc::precommit(pp, &c1, &z0).unwrap();
+    let (p2, _) = Ivc::precommit(pp, &c2, &z1).unwrap();
+    let mut ivc = Ivc::new(pp, &z0, run_challenges(pp, &[p2.clone(), p1.clone()])).unwrap();
+    ivc.prove_step(pp, &c1, Some(&p1)).unwrap();
+    ivc.prove_step(pp, &c2, Some(&p2)).unwrap();
+    rejected(ivc.verify(pp, 2, &z0));
 }
 
 #[test]
 fn a_challenge_not_equal_to_its_hash_is_rejected() {
     // PerFold: α + 1 as the fold's public challenge (W₂ consistent with it)
-    let pp = params(&perm(&[0; 2], &[0; 2], true), ChallengeMode::PerFold);
+    let pp = shared(true);
     let z0 = vec![F::ZERO, F::ZERO];
     let c = perm(&[5, 6], &[6, 5], true);
-    let (pre, _) = Ivc::precommit(&pp, &c, &z0).unwrap();
-    let alpha = draw(&pp, Some(&pre))[0];
-    let mut ivc = Ivc::new(&pp, &z0, vec![]).unwrap();
-    let f = ivc.primary(&pp, &c, Some(&pre), vec![alpha + F::ONE]).unwrap();
-    ivc.finish(&pp, f).unwrap();
-    rejected(ivc.verify(&pp, 1, &z0));
+    let (pre, _) = Ivc::precommit(pp, &c, &z0).unwrap();
+    let alpha = draw(pp, Some(&pre))[0];
+    let mut ivc = Ivc::new(pp, &z0, vec![]).unwrap();
+    let f = ivc.primary(pp, &c, Some(&pre), vec![alpha + F::ONE]).unwrap();
+    ivc.finish(pp, f).unwrap();
+    rejected(ivc.verify(pp, 1, &z0));
 
     // PerRun: challenges other than the chain's
-    let pp = params(&perm(&[0; 2], &[0; 2], false), ChallengeMode::PerRun);
+    let pp = shared(false);
     let z0 = vec![F::ONE, F::ONE];
     let c = perm(&[5, 6], &[6, 5], false);
-    let (pre, _) = Ivc::precommit(&pp, &c, &z0).unwrap();
-    let ch = run_challenges(&pp, std::slice::from_ref(&pre));
-    let mut ivc = Ivc::new(&pp, &z0, vec![ch[0] + F::ONE]).unwrap();
-    ivc.prove_step(&pp, &c, Some(&pre)).unwrap();
-    rejected(ivc.verify(&pp, 1, &z0));
+    let (pre, _) = Ivc::precommit(pp, &c, &z0).unwrap();
+    let ch = run_challenges(pp, std::slice::from_ref(&pre));
+    let mut ivc = Ivc::new(pp, &z0, vec![ch[0] + F::ONE]).unwrap();
+    ivc.prove_step(pp, &c, Some(&pre)).unwrap();
+    rejected(ivc.verify(pp, 1, &z0));
 }
 
 #[test]
 fn w2_under_another_challenge_is_rejected() {
     for per_fold in [true, false] {
-        let (mode, z0) = if per_fold {
-            (ChallengeMode::PerFold, vec![F::ZERO, F::ZERO])
+        let z0 = if per_fold {
+            vec![F::ZERO, F::ZERO]
         } else {
-            (ChallengeMode::PerRun, vec![F::ONE, F::ONE])
+            vec![F::ONE, F::ONE]
         };
-        let pp = params(&perm(&[0; 2], &[0; 2], per_fold), mode);
+        let pp = shared(per_fold);
         let c = Permutation {
             skew: F::ONE,
             ..perm(&[5, 6], &[6, 5], per_fold)
         };
-        let (pre, _) = Ivc::precommit(&pp, &c, &z0).unwrap();
+        let (pre, _) = Ivc::precommit(pp, &c, &z0).unwrap();
         let ch = if per_fold {
             vec![]
         } else {
-            run_challenges(&pp, std::slice::from_ref(&pre))
+            run_challenges(pp, std::slice::from_ref(&pre))
         };
-        let mut ivc = Ivc::new(&pp, &z0, ch).unwrap();
-        ivc.prove_step(&pp, &c, (!per_fold).then_some(&pre)).unwrap();
-        rejected(ivc.verify(&pp, 1, &z0));
+        let mut ivc = Ivc::new(pp, &z0, ch).unwrap();
+        ivc.prove_step(pp, &c, (!per_fold).then_some(&pre)).unwrap();
+        rejected(ivc.verify(pp, 1, &z0));
     }
 }
 
@@ -200,14 +213,8 @@ fn unread_columns<E: Engine>(shape: &R1CSShape<E>, skip: std::ops::Range<usize>)
 
 #[test]
 fn no_witness_variable_is_free() {
-    let one = OnePhase(crate::testing::Doubler);
-    let split = perm(&[0; 3], &[0; 3], true);
-    let run = perm(&[0; 3], &[0; 3], false);
-    for pp in [
-        params(&one, ChallengeMode::None),
-        params(&split, ChallengeMode::PerFold),
-        params(&run, ChallengeMode::PerRun),
-    ] {
+    let one = params(&OnePhase(crate::testing::Doubler), ChallengeMode::None);
+    for pp in [&one, shared(true), shared(false)] {
         let l = pp.layout1;
         let pad = if l.split { l.second..l.second_padded() } else { 0..0 };
         assert_eq!(unread_columns(&pp.shape1, pad), Vec::<usize>::new(), "primary");
@@ -215,14 +222,14 @@ fn no_witness_variable_is_free() {
     }
     // in a fold's satisfying witness, changing any one value of W₁ or W₂
     // alone breaks a constraint
-    let pp = params(&split, ChallengeMode::PerFold);
+    let pp = shared(true);
     let z0 = vec![F::ZERO, F::ZERO];
-    let c = perm(&[1, 2, 3], &[3, 2, 1], true);
-    let mut ivc = Ivc::new(&pp, &z0, vec![]).unwrap();
-    ivc.prove_step(&pp, &c, None).unwrap();
-    ivc.prove_step(&pp, &c, None).unwrap();
-    let (pre, _) = Ivc::precommit(&pp, &c, ivc.outputs()).unwrap();
-    let f = ivc.primary(&pp, &c, Some(&pre), draw(&pp, Some(&pre))).unwrap();
+    let c = perm(&[1, 2], &[2, 1], true);
+    let mut ivc = Ivc::new(pp, &z0, vec![]).unwrap();
+    ivc.prove_step(pp, &c, None).unwrap();
+    ivc.prove_step(pp, &c, None).unwrap();
+    let (pre, _) = Ivc::precommit(pp, &c, ivc.outputs()).unwrap();
+    let f = ivc.primary(pp, &c, Some(&pre), draw(pp, Some(&pre))).unwrap();
     let l = pp.layout1;
     let free = free_columns(&pp.shape1, &f.w1.w, &f.u1.x, l.second..l.second_padded());
     assert!(free.is_empty(), "free columns of the primary: {free:?}");

@@ -48,6 +48,9 @@ pub struct Precommitment<E: Engine> {
     pub(crate) fingerprint: E::Scalar,
 }
 
+/// A precommitment and, when asked for, the step's next state.
+type Precommitted<E> = (Precommitment<E>, Option<Vec<<E as Engine>::Scalar>>);
+
 fn fingerprint<'a, F: Field>(key: F, values: impl Iterator<Item = &'a F>) -> F {
     values.fold(F::ZERO, |acc, v| acc * key + v)
 }
@@ -174,7 +177,7 @@ where
         step: &C,
         z: &[E1::Scalar],
         want_next: bool,
-    ) -> Result<(Precommitment<E1>, Option<Vec<E1::Scalar>>)> {
+    ) -> Result<Precommitted<E1>> {
         let cfg = pp.cfg;
         check_step(pp, step)?;
         if !cfg.split() || z.len() != cfg.arity {
