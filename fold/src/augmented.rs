@@ -16,8 +16,8 @@
 //! through), its own hash]`.
 
 use crate::cs::{PhasedCs, Region};
-use crate::gadgets::{AllocIncoming, AllocRunning};
-use crate::hash::{chain_link_circuit, fold_drawn_circuit, state_hash_circuit};
+use crate::gadgets::{state_hash_circuit, AllocIncoming, AllocRunning};
+use crate::hash::{chain_link_circuit, fold_drawn_circuit};
 use crate::instance::{Commitment, FoldInstance, RunningInstance};
 use crate::step::{ChallengeMode, StepCircuit};
 use ff::Field;

@@ -3,11 +3,11 @@
 //! number (limbs of 64 bits), and the fold of an incoming instance into the
 //! running one — the in-circuit twin of `nifs::fold_instance`.
 
-use crate::hash::fold_challenge_circuit;
+use crate::hash::{ro_circuit, CHALLENGE_BITS, HASH_BITS};
 use crate::instance::{FoldInstance, RunningInstance, LIMBS, LIMB_BITS};
 use ff::Field;
 use nova_snark::frontend::num::AllocatedNum;
-use nova_snark::frontend::{Boolean, ConstraintSystem, SynthesisError};
+use nova_snark::frontend::{AllocatedBit, Boolean, ConstraintSystem, SynthesisError};
 use nova_snark::gadgets::ecc::AllocatedPoint;
 use nova_snark::gadgets::nonnative::bignat::BigNat;
 use nova_snark::gadgets::nonnative::util::{f_to_nat, Num};
@@ -281,3 +281,41 @@ impl<E: Engine> AllocRunning<E> {
         Ok(AllocRunning { w, e, u, x })
     }
 }
+
+/// Circuit twin of [`crate::hash::state_hash`].
+pub fn state_hash_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
+    mut cs: CS,
+    c: &ROConstantsCircuit<E>,
+    pp: &AllocatedNum<E::Base>,
+    i: &AllocatedNum<E::Base>,
+    state: &[AllocatedNum<E::Base>],
+    u: &AllocRunning<E>,
+    blind: &AllocatedNum<E::Base>,
+) -> Result<AllocatedNum<E::Base>, SynthesisError> {
+    let mut h = ro_circuit::<E>(c);
+    h.absorb(pp);
+    h.absorb(i);
+    for s in state {
+        h.absorb(s);
+    }
+    u.absorb(cs.namespace(|| "U"), &mut h)?;
+    h.absorb(blind);
+    let bits = h.squeeze(cs.namespace(|| "squeeze"), HASH_BITS, false)?;
+    le_bits_to_num(cs.namespace(|| "value"), &bits)
+}
+
+/// Circuit twin of [`crate::hash::fold_challenge`]: r's bits, little-endian.
+fn fold_challenge_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
+    cs: CS,
+    c: &ROConstantsCircuit<E>,
+    pp: &AllocatedNum<E::Base>,
+    u: &AllocIncoming<E>,
+    t: &AllocatedPoint<E>,
+) -> Result<Vec<AllocatedBit>, SynthesisError> {
+    let mut h = ro_circuit::<E>(c);
+    h.absorb(pp);
+    u.absorb(&mut h)?;
+    t.absorb_in_ro(&mut h)?;
+    h.squeeze(cs, CHALLENGE_BITS, false)
+}
+

@@ -1,14 +1,15 @@
-//! The layer's hashes, each a native function beside its circuit twin (the
-//! tests check they agree): the state hash an instance's public IO carries,
-//! the folding challenge r, the chain of W₁ commitments and the challenges
-//! drawn from them. All are nova-snark's Poseidon RO of the curve whose
-//! instances are folded (`E::RO` natively, `E::ROCircuit` in the circuit
-//! over `E::Base`).
+//! The layer's hashes, natively and in the circuit: the state hash an
+//! instance's public IO carries, the folding challenge r, the chain of W₁
+//! commitments and the challenges drawn from them. All are nova-snark's
+//! Poseidon RO of the curve whose instances are folded (`E::RO` natively,
+//! `E::ROCircuit` in the circuit over `E::Base`). The circuit twins of the
+//! two hashes that read an allocated instance (the state hash, r) live
+//! beside that instance in `gadgets`; every twin pair is exercised by the
+//! IVC's own checks, which fail if the two sides differ.
 
-use crate::gadgets::{AllocIncoming, AllocRunning};
 use crate::instance::{Commitment, FoldInstance, RunningInstance};
 use nova_snark::frontend::num::AllocatedNum;
-use nova_snark::frontend::{AllocatedBit, ConstraintSystem, SynthesisError};
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use nova_snark::gadgets::ecc::AllocatedPoint;
 use nova_snark::gadgets::utils::{base_as_scalar, le_bits_to_num};
 use nova_snark::traits::{
@@ -28,7 +29,7 @@ fn ro<E: Engine>(c: &ROConstants<E>) -> E::RO {
     E::RO::new_with_mode(c.clone(), RO_MODE)
 }
 
-fn ro_circuit<E: Engine>(c: &ROConstantsCircuit<E>) -> E::ROCircuit {
+pub(crate) fn ro_circuit<E: Engine>(c: &ROConstantsCircuit<E>) -> E::ROCircuit {
     E::ROCircuit::new_with_mode(c.clone(), RO_MODE)
 }
 
@@ -54,28 +55,6 @@ pub fn state_hash<E: Engine>(
     h.squeeze(HASH_BITS, false)
 }
 
-/// Circuit twin of [`state_hash`].
-pub fn state_hash_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
-    mut cs: CS,
-    c: &ROConstantsCircuit<E>,
-    pp: &AllocatedNum<E::Base>,
-    i: &AllocatedNum<E::Base>,
-    state: &[AllocatedNum<E::Base>],
-    u: &AllocRunning<E>,
-    blind: &AllocatedNum<E::Base>,
-) -> Result<AllocatedNum<E::Base>, SynthesisError> {
-    let mut h = ro_circuit::<E>(c);
-    h.absorb(pp);
-    h.absorb(i);
-    for s in state {
-        h.absorb(s);
-    }
-    u.absorb(cs.namespace(|| "U"), &mut h)?;
-    h.absorb(blind);
-    let bits = h.squeeze(cs.namespace(|| "squeeze"), HASH_BITS, false)?;
-    le_bits_to_num(cs.namespace(|| "value"), &bits)
-}
-
 /// The folding challenge r = H(pp, u, T), as a scalar of `E` (128 bits).
 /// The running instance is not absorbed: u's public IO holds its hash.
 pub fn fold_challenge<E: Engine>(
@@ -89,21 +68,6 @@ pub fn fold_challenge<E: Engine>(
     u.absorb(&mut h);
     t.absorb_in_ro(&mut h);
     base_as_scalar::<E>(h.squeeze(CHALLENGE_BITS, false))
-}
-
-/// Circuit twin of [`fold_challenge`]: r's bits, little-endian.
-pub fn fold_challenge_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
-    cs: CS,
-    c: &ROConstantsCircuit<E>,
-    pp: &AllocatedNum<E::Base>,
-    u: &AllocIncoming<E>,
-    t: &AllocatedPoint<E>,
-) -> Result<Vec<AllocatedBit>, SynthesisError> {
-    let mut h = ro_circuit::<E>(c);
-    h.absorb(pp);
-    u.absorb(&mut h)?;
-    t.absorb_in_ro(&mut h)?;
-    h.squeeze(cs, CHALLENGE_BITS, false)
 }
 
 /// The challenge of folding two running instances (the random instance

@@ -16,8 +16,8 @@
 //! | [`step`] | the two-phase [`StepCircuit`] trait, [`ChallengeMode`] |
 //! | [`cs`] | constraint systems that place variables in W₁ or W₂ |
 //! | [`instance`] | committed instances and witnesses, split commitments |
-//! | [`hash`] | every hash of the layer, native beside circuit |
-//! | [`gadgets`] | instances allocated in the other curve's circuit, their fold |
+//! | [`hash`] | every hash of the layer (the two that read an allocated instance are in `gadgets`) |
+//! | [`gadgets`] | instances allocated in the other curve's circuit, their hash and fold |
 //! | [`nifs`] | the native fold |
 //! | [`augmented`] | the primary and secondary circuits |
 //! | [`params`] | shapes, commitment keys, the digest |
