@@ -278,3 +278,49 @@ fn free_columns<E: Engine>(
         })
         .collect()
 }
+
+#[test]
+fn late_values_other_than_the_folds_are_rejected() {
+    use crate::testing::TableLookup;
+    let s = 2;
+    let shape = TableLookup::<F> {
+        values: vec![F::ZERO; 2],
+        mult: vec![F::ZERO; s],
+    };
+    let pp = params(&shape, ChallengeMode::PerRun);
+    let folds = TableLookup::<F>::run(&[vec![0, 3], vec![1, 1]], s);
+    let z0 = vec![F::ZERO, F::ZERO, F::ZERO];
+    let (mut p0, z1) = Ivc::precommit(&pp, &folds[0], &z0).unwrap();
+    let (mut p1, _) = Ivc::precommit(&pp, &folds[1], &z1).unwrap();
+    // fold 0's multiplicities committed one off from the ones it uses
+    let mut other = folds[0].mult.clone();
+    other[0] += F::ONE;
+    let mut p0_other = p0.clone();
+    p0_other.complete(&pp.ck1, &other).unwrap();
+    p0.complete(&pp.ck1, &folds[0].mult).unwrap();
+    p1.complete(&pp.ck1, &folds[1].mult).unwrap();
+    // a precommitment still waiting for its late values is refused
+    let (waiting, _) = Ivc::precommit(&pp, &folds[0], &z0).unwrap();
+    let mut ivc = Ivc::new(&pp, &z0, run_challenges(&pp, &[p0.clone(), p1.clone()])).unwrap();
+    assert!(matches!(
+        ivc.prove_step(&pp, &folds[0], Some(&waiting)),
+        Err(FoldError::Invalid(_))
+    ));
+    // the honest prover refuses W₁ other than the committed one
+    let ch = run_challenges(&pp, &[p0_other.clone(), p1.clone()]);
+    let mut ivc = Ivc::new(&pp, &z0, ch.clone()).unwrap();
+    assert!(matches!(
+        ivc.prove_step(&pp, &folds[0], Some(&p0_other)),
+        Err(FoldError::PhaseDependsOnChallenge { fold: 0 })
+    ));
+    // a forged one (the fingerprint of W₁, the commitment of the other values)
+    let forged = Precommitment {
+        comm: p0_other.comm,
+        blind: p0_other.blind,
+        ..p0
+    };
+    let mut ivc = Ivc::new(&pp, &z0, ch).unwrap();
+    ivc.prove_step(&pp, &folds[0], Some(&forged)).unwrap();
+    ivc.prove_step(&pp, &folds[1], Some(&p1)).unwrap();
+    rejected(ivc.verify(&pp, 2, &z0));
+}

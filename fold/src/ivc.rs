@@ -19,8 +19,8 @@ use crate::cs::{PhasedCs, Region, WitnessRecorder};
 use crate::error::{FoldError, Result};
 use crate::hash::{chain_link, fold_drawn, run_drawn, state_hash};
 use crate::instance::{
-    check_running, commit_first, commit_witness, Commitment, FoldInstance, FoldWitness,
-    RunningInstance, RunningWitness,
+    check_running, commit_first, commit_witness, Commitment, CommitmentKey, FoldInstance,
+    FoldWitness, RunningInstance, RunningWitness,
 };
 use crate::nifs;
 use crate::params::{Params, View};
@@ -46,13 +46,52 @@ pub struct Precommitment<E: Engine> {
     // challenges are known
     pub(crate) key: E::Scalar,
     pub(crate) fingerprint: E::Scalar,
+    // late values not yet committed, and the column the first of them takes
+    pub(crate) pending: usize,
+    pub(crate) late_column: usize,
+}
+
+impl<E: Engine> Precommitment<E> {
+    /// Late values this precommitment still needs ([`StepCircuit::late`]).
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// Add the fold's late values (in allocation order) to comm_W₁. The
+    /// commitment then opens to the whole of W₁, so every challenge drawn
+    /// from it comes after them too.
+    pub fn complete(&mut self, ck: &CommitmentKey<E>, late: &[E::Scalar]) -> Result<()> {
+        if late.len() != self.pending {
+            return Err(FoldError::Invalid(format!(
+                "{} late values for a precommitment that needs {}",
+                late.len(),
+                self.pending
+            )));
+        }
+        if late.is_empty() {
+            return Ok(());
+        }
+        let blind = E::Scalar::random(&mut OsRng);
+        let idx: Vec<usize> = (self.late_column..self.late_column + late.len()).collect();
+        self.comm = self.comm + E::CE::commit_sparse(ck, &idx, late, &blind);
+        self.blind += blind;
+        self.fingerprint = fingerprint_from(self.fingerprint, self.key, late.iter());
+        self.pending = 0;
+        Ok(())
+    }
 }
 
 /// A precommitment and, when asked for, the step's next state.
 type Precommitted<E> = (Precommitment<E>, Option<Vec<<E as Engine>::Scalar>>);
 
 fn fingerprint<'a, F: Field>(key: F, values: impl Iterator<Item = &'a F>) -> F {
-    values.fold(F::ZERO, |acc, v| acc * key + v)
+    fingerprint_from(F::ZERO, key, values)
+}
+
+/// Horner's rule continued from `acc`: the fingerprint of a prefix extends
+/// to the whole.
+fn fingerprint_from<'a, F: Field>(acc: F, key: F, values: impl Iterator<Item = &'a F>) -> F {
+    values.fold(acc, |acc, v| acc * key + v)
 }
 
 /// The challenges of a `PerRun` IVC from its folds' precommitments, in order.
@@ -158,25 +197,29 @@ where
     }
 
     /// Commit a fold's W₁: run the step circuit on `z` (its slots only),
-    /// commit what its first phase allocated. Returns the precommitment and
-    /// the step's next state under random stand-in challenges (what a
-    /// `PerRun` prover feeds the next fold's precommitment; the slots that
-    /// depend on the challenges are meaningless until the real fold).
+    /// commit what its first phase allocated except its late values
+    /// ([`StepCircuit::late`], added with [`Precommitment::complete`]).
+    /// Returns the precommitment and the step's next state under random
+    /// stand-in challenges (what a `PerRun` prover feeds the next fold's
+    /// precommitment; the slots that depend on the challenges are
+    /// meaningless until the real fold).
     pub fn precommit<C: StepCircuit<E1::Scalar>>(
         pp: &Params<E1, E2>,
         step: &C,
         z: &[E1::Scalar],
     ) -> Result<(Precommitment<E1>, Vec<E1::Scalar>)> {
-        let (pre, next) = Self::precommit_with(pp, step, z, true)?;
+        let (pre, next) = Self::precommit_with(pp, step, z, true, step.late())?;
         Ok((pre, next.unwrap_or_default()))
     }
 
-    /// [`Ivc::precommit`], running the second phase only when its state is wanted.
+    /// [`Ivc::precommit`], running the second phase only when its state is
+    /// wanted, leaving the last `defer` values of W₁ to [`Precommitment::complete`].
     fn precommit_with<C: StepCircuit<E1::Scalar>>(
         pp: &Params<E1, E2>,
         step: &C,
         z: &[E1::Scalar],
         want_next: bool,
+        defer: usize,
     ) -> Result<Precommitted<E1>> {
         let cfg = pp.cfg;
         check_step(pp, step)?;
@@ -202,13 +245,22 @@ where
                 pp.layout1.first
             )));
         }
+        if defer > w1.len() {
+            return Err(FoldError::Invalid(format!(
+                "{defer} late values of a first phase of {}",
+                w1.len()
+            )));
+        }
+        let now = &w1[..w1.len() - defer];
         let blind = E1::Scalar::random(&mut OsRng);
         let key = E1::Scalar::random(&mut OsRng);
         let pre = Precommitment {
-            comm: commit_first::<E1>(&pp.ck1, &pp.layout1, &w1, &blind),
+            comm: commit_first::<E1>(&pp.ck1, &pp.layout1, now, &blind),
             blind,
             key,
-            fingerprint: fingerprint(key, w1.iter()),
+            fingerprint: fingerprint(key, now.iter()),
+            pending: defer,
+            late_column: pp.layout1.first_offset() + now.len(),
         };
         if !want_next {
             return Ok((pre, None));
@@ -245,10 +297,16 @@ where
                 FoldError::Invalid("a PerRun fold needs its precommitment".into())
             })?),
             ChallengeMode::PerFold => {
-                own = Self::precommit_with(pp, step, &self.zi[..cfg.arity], false)?.0;
+                own = Self::precommit_with(pp, step, &self.zi[..cfg.arity], false, 0)?.0;
                 Some(&own)
             }
         };
+        if pre.is_some_and(|p| p.pending > 0) {
+            return Err(FoldError::Invalid(format!(
+                "a precommitment still waiting for {} late values",
+                pre.map_or(0, |p| p.pending)
+            )));
+        }
         let drawn = draw(pp, pre);
         let f = self.primary(pp, step, pre, drawn)?;
         self.finish(pp, f)

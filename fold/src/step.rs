@@ -39,6 +39,16 @@ pub trait StepCircuit<F: PrimeField>: Send + Sync {
         0
     }
 
+    /// How many of the last values phase one allocates are supplied late (a
+    /// lookup table's multiplicities, counted over a whole step): a `PerRun`
+    /// prover's first pass commits W₁ without them
+    /// ([`crate::Ivc::precommit`]) and adds them once every fold's first
+    /// pass has run ([`crate::Precommitment::complete`]). They are W₁ all
+    /// the same: committed before any challenge is drawn.
+    fn late(&self) -> usize {
+        0
+    }
+
     /// Phase one: allocate W₁ (nothing that depends on a challenge).
     fn first<CS: ConstraintSystem<F>>(
         &self,

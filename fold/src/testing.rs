@@ -168,3 +168,163 @@ impl<F: PrimeField> nova_snark::traits::circuit::StepCircuit<F> for Doubler {
         Ok(vec![y])
     }
 }
+
+/// A LogUp lookup for tests: one fold's queries against its slice of the
+/// table {0, …, n·s − 1}, where fold j holds entries [j·s, (j+1)·s) and
+/// their multiplicities (counted over the whole run, so they are late
+/// values of phase one). Phase two adds Σ 1/(α − v) over the queries and
+/// Σ mₖ/(α − t) over the slice to the state (Q, T, next slice base); the
+/// run's values all lie in the table iff Q = T at the end (`PerRun`).
+#[derive(Clone, Debug)]
+pub struct TableLookup<F> {
+    /// The fold's queries.
+    pub values: Vec<F>,
+    /// The multiplicities of the fold's table slice (its size is the shape's).
+    pub mult: Vec<F>,
+}
+
+impl<F: PrimeField> TableLookup<F> {
+    /// The folds of a run: `queries[j]` for fold j, slices of `s` entries,
+    /// multiplicities counted honestly over the run.
+    pub fn run(queries: &[Vec<u64>], s: usize) -> Vec<Self> {
+        let n = queries.len() * s;
+        let mut count = vec![0u64; n];
+        for v in queries.iter().flatten() {
+            if let Some(c) = count.get_mut(*v as usize) {
+                *c += 1;
+            }
+        }
+        queries
+            .iter()
+            .enumerate()
+            .map(|(j, q)| TableLookup {
+                values: q.iter().map(|v| F::from(*v)).collect(),
+                mult: count[j * s..(j + 1) * s].iter().map(|c| F::from(*c)).collect(),
+            })
+            .collect()
+    }
+}
+
+/// v ↦ 1/(α − v) allocated, with (α − v)·h = m (m = 1 for a query).
+fn inverse_term<F: PrimeField, CS: ConstraintSystem<F>>(
+    mut cs: CS,
+    alpha: &AllocatedNum<F>,
+    v: nova_snark::frontend::LinearCombination<F>,
+    v_value: Option<F>,
+    m: Option<(&AllocatedNum<F>, Option<F>)>,
+) -> Result<AllocatedNum<F>, SynthesisError> {
+    let h = AllocatedNum::alloc(cs.namespace(|| "h"), || {
+        let d = alpha.get_value().zip(v_value).map(|(a, v)| a - v);
+        let num = m.map_or(Some(F::ONE), |(_, mv)| mv);
+        match (d, num) {
+            (Some(d), Some(n)) => Option::from(d.invert())
+                .map(|i: F| i * n)
+                .ok_or(SynthesisError::DivisionByZero),
+            _ => Err(SynthesisError::AssignmentMissing),
+        }
+    })?;
+    cs.enforce(
+        || "(α − v)·h = m",
+        |lc| lc + alpha.get_variable() - &v,
+        |lc| lc + h.get_variable(),
+        |lc| match m {
+            Some((mv, _)) => lc + mv.get_variable(),
+            None => lc + CS::one(),
+        },
+    );
+    Ok(h)
+}
+
+impl<F: PrimeField> crate::StepCircuit<F> for TableLookup<F> {
+    type Carry = (Vec<AllocatedNum<F>>, Vec<AllocatedNum<F>>, Vec<AllocatedNum<F>>);
+
+    fn arity(&self) -> usize {
+        3
+    }
+
+    fn num_challenges(&self) -> usize {
+        1
+    }
+
+    fn late(&self) -> usize {
+        self.mult.len()
+    }
+
+    fn first<CS: ConstraintSystem<F>>(
+        &self,
+        cs: &mut CS,
+        z: &[AllocatedNum<F>],
+    ) -> Result<Self::Carry, SynthesisError> {
+        let values = self
+            .values
+            .iter()
+            .enumerate()
+            .map(|(k, v)| AllocatedNum::alloc(cs.namespace(|| format!("v{k}")), || Ok(*v)))
+            .collect::<Result<Vec<_>, _>>()?;
+        // the multiplicities last: they are the late values
+        let mult = self
+            .mult
+            .iter()
+            .enumerate()
+            .map(|(k, m)| AllocatedNum::alloc(cs.namespace(|| format!("m{k}")), || Ok(*m)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((z.to_vec(), values, mult))
+    }
+
+    fn second<CS: ConstraintSystem<F>>(
+        &self,
+        cs: &mut CS,
+        (z, values, mult): Self::Carry,
+        challenges: &[AllocatedNum<F>],
+    ) -> Result<Vec<AllocatedNum<F>>, SynthesisError> {
+        use nova_snark::frontend::LinearCombination;
+        let alpha = &challenges[0];
+        let mut q = LinearCombination::zero() + z[0].get_variable();
+        let mut qv = z[0].get_value();
+        for (k, v) in values.iter().enumerate() {
+            let h = inverse_term(
+                cs.namespace(|| format!("query{k}")),
+                alpha,
+                LinearCombination::zero() + v.get_variable(),
+                v.get_value(),
+                None,
+            )?;
+            q = q + h.get_variable();
+            qv = qv.zip(h.get_value()).map(|(a, b)| a + b);
+        }
+        let mut t = LinearCombination::zero() + z[1].get_variable();
+        let mut tv = z[1].get_value();
+        for (k, m) in mult.iter().enumerate() {
+            // the entry base + k, base the state's next slice
+            let entry = LinearCombination::zero() + z[2].get_variable() + (F::from(k as u64), CS::one());
+            let ev = z[2].get_value().map(|b| b + F::from(k as u64));
+            let g = inverse_term(
+                cs.namespace(|| format!("entry{k}")),
+                alpha,
+                entry,
+                ev,
+                Some((m, m.get_value())),
+            )?;
+            t = t + g.get_variable();
+            tv = tv.zip(g.get_value()).map(|(a, b)| a + b);
+        }
+        let s = F::from(mult.len() as u64);
+        let mut out = vec![];
+        for (name, lc, val) in [
+            ("Q", q, qv),
+            ("T", t, tv),
+            (
+                "base",
+                LinearCombination::zero() + z[2].get_variable() + (s, CS::one()),
+                z[2].get_value().map(|b| b + s),
+            ),
+        ] {
+            let n = AllocatedNum::alloc(cs.namespace(|| name), || {
+                val.ok_or(SynthesisError::AssignmentMissing)
+            })?;
+            cs.enforce(|| format!("{name} next"), |_| lc, |l| l + CS::one(), |l| l + n.get_variable());
+            out.push(n);
+        }
+        Ok(out)
+    }
+}

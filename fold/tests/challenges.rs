@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use ff::Field;
-use zkstep_fold::testing::Permutation;
+use zkstep_fold::testing::{Permutation, TableLookup};
 use zkstep_fold::{compress, run_challenges, ChallengeMode, Ivc, Params};
 
 fn per_run(pp: &Params<E1, E2>, folds: &[Permutation<F>]) -> Ivc<E1, E2> {
@@ -79,5 +79,55 @@ fn per_run_accepts_a_permutation_across_folds_and_rejects_others() {
     let bad = [c(vec![1, 2], vec![3, 1]), c(vec![3, 4], vec![4, 4])];
     let ivc = per_run(&pp, &bad);
     let zn = ivc.verify(&pp, 2, &z0).unwrap();
+    assert_ne!(zn[0], zn[1]);
+}
+
+/// A PerRun IVC of lookup folds whose multiplicities are late values:
+/// precommit every fold, complete each with its multiplicities, then fold.
+fn lookup_run(pp: &Params<E1, E2>, folds: &[TableLookup<F>]) -> Ivc<E1, E2> {
+    let z0 = vec![F::ZERO, F::ZERO, F::ZERO];
+    let mut z = z0.clone();
+    let mut pre = vec![];
+    for c in folds {
+        let (mut p, next) = Ivc::precommit(pp, c, &z).unwrap();
+        assert_eq!(p.pending(), c.mult.len());
+        p.complete(pp.primary_key(), &c.mult).unwrap();
+        pre.push(p);
+        z = next;
+    }
+    let ch = run_challenges(pp, &pre);
+    let mut ivc = Ivc::new(pp, &z0, ch).unwrap();
+    for (c, p) in folds.iter().zip(&pre) {
+        ivc.prove_step(pp, c, Some(p)).unwrap();
+    }
+    ivc
+}
+
+#[test]
+fn a_lookup_with_late_multiplicities_accepts_values_in_the_table_only() {
+    let s = 4;
+    let shape = TableLookup::<F> {
+        values: vec![F::ZERO; 3],
+        mult: vec![F::ZERO; s],
+    };
+    let pp = params(&shape, ChallengeMode::PerRun);
+    let (pk, vk) = compress::setup::<E1, E2, S1, S2, EE1>(&pp).unwrap();
+    let z0 = vec![F::ZERO, F::ZERO, F::ZERO];
+    // table {0, …, 11} over three folds; each fold's queries anywhere in it
+    let good = TableLookup::<F>::run(&[vec![0, 11, 5], vec![5, 5, 7], vec![3, 0, 9]], s);
+    let ivc = lookup_run(&pp, &good);
+    let zn = ivc.verify(&pp, 3, &z0).unwrap();
+    assert_eq!((zn[0] == zn[1], zn[2]), (true, F::from(12)));
+    let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
+    assert_eq!(proof.verify(&vk, 3, &z0).unwrap(), zn);
+
+    // a query past the table: no multiplicities balance it
+    let bad = TableLookup::<F>::run(&[vec![0, 11, 5], vec![5, 5, 12], vec![3, 0, 9]], s);
+    let zn = lookup_run(&pp, &bad).verify(&pp, 3, &z0).unwrap();
+    assert_ne!(zn[0], zn[1]);
+    // one multiplicity off by one
+    let mut off = good.clone();
+    off[1].mult[1] += F::ONE;
+    let zn = lookup_run(&pp, &off).verify(&pp, 3, &z0).unwrap();
     assert_ne!(zn[0], zn[1]);
 }
