@@ -19,6 +19,7 @@ pub mod exec;
 pub mod fixed;
 pub mod format;
 pub mod input;
+pub mod lookup;
 pub mod model;
 pub mod optim;
 pub mod poseidon;

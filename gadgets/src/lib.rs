@@ -7,6 +7,7 @@
 //! | gadget | native twin | module |
 //! | --- | --- | --- |
 //! | n-bit range check, signed range | `ValueRange::contains` | [`range`] |
+//! | the same by lookup (LogUp: limbs, inverses, table slices) | `lookup::{queries, query_sum, table_sum}` | [`lookup`] |
 //! | rescale (two-sided remainder + quotient check) | `fixed::rescale` | [`fixed`] |
 //! | sign-pinned ReLU selector | the executor's `s = [Z ≥ 1]` | [`fixed`] |
 //! | floor square root, division by a witness divisor, maximum, exp(x ≤ 0) | `fixed::{isqrt, div_rem}`, `Iterator::max`, `softmax::exp_neg` | [`arith`] |
@@ -22,6 +23,7 @@ pub mod arith;
 pub mod expr;
 pub mod fixed;
 pub mod hash;
+pub mod lookup;
 pub mod range;
 pub mod testing;
 

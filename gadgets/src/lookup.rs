@@ -1,0 +1,262 @@
+//! Range checks by lookup (LogUp over T = {0, …, 2¹⁶ − 1}), in two phases.
+//!
+//! Phase one, [`LogUp`] behind [`RangeCheck`]: `0 ≤ e < 2ⁿ` allocates e's
+//! 16-bit limbs and one constraint, `e = Σ lᵢ·2¹⁶ⁱ` (`…/recompose`, the
+//! same name as a bit decomposition's), and records the limbs (and a narrow
+//! top limb shifted to the table's top) as queries. Phase two, after a
+//! challenge α drawn from the committed limbs: [`query_sum`] (one inverse
+//! and one constraint a query) and [`table_sum`] (one a table entry, with
+//! the entry's multiplicity). The circuit that uses them requires the two
+//! sums of a step to be equal. A 64-bit value costs 1 + 4 constraints
+//! instead of 65. Native twin: `zkstep_core::lookup`.
+
+use crate::expr::{add, alloc, cst, enforce_eq, enforce_mul, scale, sub, var, zero, Expr, Fr};
+use crate::range::{pow2, RangeCheck};
+use crate::Result;
+use ff::Field;
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::ConstraintSystem;
+use std::sync::{Arc, Mutex};
+use zkstep_core::lookup::{limbs, small, LIMB_BITS};
+
+/// A count of how often each table value was looked up (what a prover
+/// needs to know a step's multiplicities); shared by the folds it tallies.
+pub type Tally = Arc<Mutex<Vec<u64>>>;
+
+/// Phase one of lookup range checks: the queries so far.
+#[derive(Default)]
+pub struct LogUp {
+    queries: Vec<Expr>,
+    tally: Option<Tally>,
+}
+
+impl LogUp {
+    /// Range checks that count their queries into `tally` when given.
+    pub fn new(tally: Option<Tally>) -> Self {
+        LogUp {
+            queries: vec![],
+            tally,
+        }
+    }
+
+    /// The queries recorded, in order (phase two's input).
+    pub fn into_queries(self) -> Vec<Expr> {
+        self.queries
+    }
+
+    /// Queries recorded so far.
+    pub fn len(&self) -> usize {
+        self.queries.len()
+    }
+
+    /// Whether nothing was looked up yet.
+    pub fn is_empty(&self) -> bool {
+        self.queries.is_empty()
+    }
+
+    fn query(&mut self, q: Expr) {
+        if let (Some(t), Some(v)) = (&self.tally, q.get_value().as_ref().and_then(small)) {
+            if let Ok(mut t) = t.lock() {
+                if let Some(c) = t.get_mut(v as usize) {
+                    *c += 1;
+                }
+            }
+        }
+        self.queries.push(q);
+    }
+}
+
+impl RangeCheck for LogUp {
+    fn bits<CS: ConstraintSystem<Fr>>(&mut self, mut cs: CS, e: &Expr, bits: u32) -> Result<()> {
+        assert!(
+            bits > 0 && bits <= 250,
+            "lookup range check: width {bits} out of 1..=250"
+        );
+        let values = e.get_value().map(|v| limbs(&v, bits));
+        let k = bits.div_ceil(LIMB_BITS);
+        let mut sum = zero();
+        for i in 0..k {
+            let width = (bits - i * LIMB_BITS).min(LIMB_BITS);
+            let l = alloc(
+                cs.namespace(|| format!("limb{i}")),
+                values.as_ref().map(|v| Fr::from(v[i as usize])),
+            )?;
+            sum = add(&sum, &scale(&var(&l), pow2(i * LIMB_BITS)));
+            self.query(var(&l));
+            if width < LIMB_BITS {
+                // l < 2^width iff l·2^(16−width) is in the table too
+                self.query(scale(&var(&l), pow2(LIMB_BITS - width)));
+            }
+        }
+        enforce_eq(cs.namespace(|| "recompose"), &sum, e);
+        Ok(())
+    }
+
+    fn finish<CS: ConstraintSystem<Fr>>(self, _cs: CS) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Σ 1/(α − q) over the queries: one inverse and one constraint each
+/// (`…/inv{k}`: (α − q)·h = 1).
+pub fn query_sum<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    alpha: &Expr,
+    queries: &[Expr],
+) -> Result<Expr> {
+    let one = cst::<CS>(Fr::ONE);
+    let mut sum = zero();
+    for (k, q) in queries.iter().enumerate() {
+        let d = sub(alpha, q);
+        let h = alloc(
+            cs.namespace(|| format!("h{k}")),
+            d.get_value().map(|d| d.invert().unwrap_or(Fr::ZERO)),
+        )?;
+        enforce_mul(cs.namespace(|| format!("inv{k}")), &d, &var(&h), &one);
+        sum = add(&sum, &var(&h));
+    }
+    Ok(sum)
+}
+
+/// Σ mₖ/(α − base − k) over a slice of the table: one constraint an entry
+/// (`…/entry{k}`: (α − base − k)·g = mₖ).
+pub fn table_sum<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    alpha: &Expr,
+    base: &Expr,
+    mult: &[AllocatedNum<Fr>],
+) -> Result<Expr> {
+    let mut sum = zero();
+    for (k, m) in mult.iter().enumerate() {
+        let d = sub(&sub(alpha, base), &cst::<CS>(Fr::from(k as u64)));
+        let g = alloc(
+            cs.namespace(|| format!("g{k}")),
+            d.get_value()
+                .zip(m.get_value())
+                .map(|(d, m)| d.invert().unwrap_or(Fr::ZERO) * m),
+        )?;
+        enforce_mul(cs.namespace(|| format!("entry{k}")), &d, &var(&g), &var(m));
+        sum = add(&sum, &var(&g));
+    }
+    Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::var;
+    use nova_snark::frontend::test_cs::TestConstraintSystem;
+    use zkstep_core::lookup::{queries, tally};
+    use zkstep_core::poseidon::fr_from_i128;
+
+    /// Range-check each (value, bits) in phase one, let `forge` change the
+    /// queries (a dishonest prover's limbs), tally them into a table slice
+    /// [0, slice), let `off` change the multiplicities, and close; returns
+    /// (satisfied, first failing constraint, balanced).
+    fn run(
+        checks: &[(Fr, u32)],
+        slice: usize,
+        forge: impl Fn(&mut Vec<Expr>),
+        off: impl Fn(&mut Vec<u64>),
+    ) -> (bool, Option<String>, bool) {
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let mut rc = LogUp::new(None);
+        for (k, (v, n)) in checks.iter().enumerate() {
+            let a = alloc(cs.namespace(|| format!("a{k}")), Some(*v)).unwrap();
+            rc.bits(cs.namespace(|| format!("rc{k}")), &var(&a), *n).unwrap();
+        }
+        let mut qs = rc.into_queries();
+        forge(&mut qs);
+        let mut m = tally(qs.iter().filter_map(|q| q.get_value().as_ref().and_then(small)));
+        m.truncate(slice);
+        off(&mut m);
+        let mv: Vec<_> = m
+            .iter()
+            .enumerate()
+            .map(|(k, c)| alloc(cs.namespace(|| format!("m{k}")), Some(Fr::from(*c))).unwrap())
+            .collect();
+        let alpha = cst::<TestConstraintSystem<Fr>>(Fr::from(0xdead_beef_u64) * Fr::from(1009u64));
+        let q = query_sum(cs.namespace(|| "q"), &alpha, &qs).unwrap();
+        let t = table_sum(cs.namespace(|| "t"), &alpha, &zero(), &mv).unwrap();
+        let balanced = q.get_value() == t.get_value();
+        (cs.is_satisfied(), cs.which_is_unsatisfied().map(String::from), balanced)
+    }
+
+    fn queries_of(checks: &[(Fr, u32)]) -> Vec<u64> {
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let mut rc = LogUp::new(None);
+        for (k, (v, n)) in checks.iter().enumerate() {
+            let a = alloc(cs.namespace(|| format!("a{k}")), Some(*v)).unwrap();
+            rc.bits(cs.namespace(|| format!("rc{k}")), &var(&a), *n).unwrap();
+        }
+        rc.into_queries()
+            .iter()
+            .map(|q| small(&q.get_value().unwrap()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn honest_checks_balance_and_match_the_native_queries() {
+        // the gadget's queries are the native twin's, in order
+        let wide = [
+            (Fr::from(u64::MAX), 64),
+            (Fr::from(0u64), 64),
+            (Fr::from((1u64 << 37) - 1), 37),
+            (Fr::from(12345u64), 16),
+            (fr_from_i128(1i128 << 100), 101),
+        ];
+        let want: Vec<u64> = wide
+            .iter()
+            .flat_map(|(v, n)| queries(v, *n).unwrap())
+            .collect();
+        assert_eq!(queries_of(&wide), want);
+        // satisfied and balanced, on values whose limbs stay in a small slice
+        let small_limbs = [
+            (Fr::from(0x03ff_0100_0000_0007u64), 64),
+            (Fr::from(5u64 << 32 | 9), 37),
+            (Fr::from(600u64), 16),
+        ];
+        let (ok, which, balanced) = run(&small_limbs, 1 << 14, |_| {}, |_| {});
+        assert!(ok, "{which:?}");
+        assert!(balanced);
+    }
+
+    #[test]
+    fn out_of_range_values_and_forged_limbs_are_rejected() {
+        // one past the range: the limbs do not recompose
+        for (v, n) in [(Fr::from(1u64 << 37), 37u32), (-Fr::ONE, 64), (Fr::from(1u64 << 16), 16)] {
+            let (ok, which, _) = run(&[(v, n)], 64, |_| {}, |_| {});
+            assert!(!ok && which.unwrap().contains("recompose"), "{v:?} {n}");
+        }
+        let c = |v: u64| cst::<TestConstraintSystem<Fr>>(Fr::from(v));
+        // 7 as a 32-bit value with limbs (2¹⁶ + 7, −1): they recompose, but
+        // neither is a table value, so nothing balances them
+        let (_, _, balanced) = run(&[(Fr::from(7u64), 32)], 64, |qs| {
+            qs[0] = c((1 << 16) + 7);
+            qs[1] = cst::<TestConstraintSystem<Fr>>(-Fr::ONE);
+        }, |_| {});
+        assert!(!balanced);
+        // a narrow top limb (5 bits) holding 40: 40·2¹¹ is past the table
+        let (_, _, balanced) = run(&[(Fr::from(40u64 << 16), 21)], 64, |qs| {
+            qs[1] = c(40);
+            qs[2] = c(40 << 11);
+        }, |_| {});
+        assert!(!balanced);
+        // a multiplicity off by one
+        let (_, _, balanced) = run(&[(Fr::from(7u64), 32)], 64, |_| {}, |m| m[7] += 1);
+        assert!(!balanced);
+    }
+
+    #[test]
+    fn a_64_bit_check_costs_one_constraint_then_four() {
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let a = alloc(cs.namespace(|| "a"), Some(Fr::from(99u64))).unwrap();
+        let mut rc = LogUp::new(None);
+        rc.signed(cs.namespace(|| "rc"), &var(&a), 64).unwrap();
+        assert_eq!((cs.num_constraints(), rc.len()), (1, 4));
+        let before = cs.num_constraints();
+        let alpha = cst::<TestConstraintSystem<Fr>>(Fr::from(5u64) + Fr::from(1u64 << 40));
+        query_sum(cs.namespace(|| "q"), &alpha, &rc.into_queries()).unwrap();
+        assert_eq!(cs.num_constraints() - before, 4);
+    }
+}
