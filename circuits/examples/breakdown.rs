@@ -37,8 +37,10 @@ fn main() {
                 .expect("alloc")
         })
         .collect();
+    let alpha =
+        AllocatedNum::alloc(cs.namespace(|| "alpha"), || Ok(Fr::from(0u64))).expect("alloc");
     TileCircuit::shape(lay.clone())
-        .synthesize(&mut cs.namespace(|| "step"), &z)
+        .synthesize(&mut cs.namespace(|| "step"), &z, &alpha)
         .expect("synthesis");
     let mut groups: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for (a, b, c, name) in &cs.constraints {
@@ -67,7 +69,7 @@ fn main() {
         total as f64 / weights
     );
     let mut v: Vec<_> = groups.into_iter().collect();
-    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0));
+    v.sort_by_key(|b| std::cmp::Reverse(b.1 .0));
     println!(
         "{:>10} {:>8} {:>10}  namespace",
         "constraints", "/weight", "non-zeros"

@@ -49,6 +49,11 @@ pub type PublicParams = zkstep_fold::Params<E1, E2>;
 /// The IVC being built.
 pub type Ivc = zkstep_fold::Ivc<E1, E2>;
 
+/// How the step circuit's challenge (the lookups' α) is drawn: one for a
+/// whole proof, after every fold's first phase (the table is paid once a
+/// step, sliced across its folds).
+pub const CHALLENGES: zkstep_fold::ChallengeMode = zkstep_fold::ChallengeMode::PerRun;
+
 /// A commitment key's size floor, as nova-snark's SNARKs give it.
 pub type CkFloor<E> = Box<dyn for<'a> Fn(&'a R1CSShape<E>) -> usize>;
 

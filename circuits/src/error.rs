@@ -44,6 +44,9 @@ pub enum CircuitError {
     /// A softmax of a tile's activations overflowed (no valid step does).
     #[error("witness: layer {0}, sample {1}: the softmax of the tile's activations overflows")]
     Softmax(usize, usize),
+    /// The lookup argument's multiplicities cannot be laid out.
+    #[error("witness: lookup: {0}")]
+    Lookup(String),
     /// The checkpoints lack the optimizer state the spec's optimizer keeps.
     #[error("witness: layer {0}: the checkpoints carry no (or the wrong) optimizer state")]
     NoOptimizerState(usize),

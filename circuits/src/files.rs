@@ -26,8 +26,9 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// payloads; canonical spec digest; 4: X sections in every fold, no input
 /// tiles — keys and proofs of version 3 are for another circuit; 7: steps
 /// close in the circuit, segment proofs; 8: the folding layer is
-/// zkstep-fold's, not nova-snark's IVC).
-pub const FILE_VERSION: u32 = 8;
+/// zkstep-fold's, not nova-snark's IVC; 9: range checks by lookup, the
+/// challenge drawn from every fold's committed first phase).
+pub const FILE_VERSION: u32 = 9;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;
@@ -407,10 +408,10 @@ mod tests {
             Some(FileError::Checksum)
         );
         let mut v2 = bytes.clone();
-        v2[8] = 9;
+        v2[8] = (FILE_VERSION + 1) as u8;
         assert_eq!(
             decode::<Vec<u32>>(&v2, FileKind::Proof).err(),
-            Some(FileError::Version(9))
+            Some(FileError::Version(FILE_VERSION + 1))
         );
         // every header byte is covered by the checksum: a flipped bit in
         // the spec digest or the params kind is caught even where it still

@@ -24,9 +24,9 @@ use zkstep_core::spec::Activation;
 use zkstep_core::ModelSpec;
 
 /// Fields of a tile descriptor; the first [`DESC_NUMBERS`] are numbers, the rest flags.
-pub const DESC_FIELDS: usize = 15;
-/// The descriptor's numeric fields (layer, j0, rows_active, n_in, x0, x_active, seg).
-pub const DESC_NUMBERS: usize = 7;
+pub const DESC_FIELDS: usize = 16;
+/// The descriptor's numeric fields (layer, j0, rows_active, n_in, x0, x_active, seg, tbase).
+pub const DESC_NUMBERS: usize = 8;
 
 /// What one fold does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +45,9 @@ pub struct TileDesc {
     pub x_active: usize,
     /// Segment of the row (its weights `seg·seg_w …`; 0 when rows are whole).
     pub seg: usize,
+    /// First entry of the lookup table's slice this fold holds
+    /// (`fold · table_slice mod 2¹⁶`).
+    pub tbase: usize,
     /// ReLU layer.
     pub is_relu: bool,
     /// The last layer (its outputs feed the loss).
@@ -75,6 +78,7 @@ impl TileDesc {
             self.x0 as u64,
             self.x_active as u64,
             self.seg as u64,
+            self.tbase as u64,
             self.is_relu as u64,
             self.is_top as u64,
             self.first as u64,
@@ -115,9 +119,38 @@ pub struct Layout {
     pub record_len: usize,
     /// The IVC state's slots, by owning component.
     pub slots: FoldSlots,
+    /// Bits of a range check's limbs (the lookup table is 2^limb_bits
+    /// values; [`limb_bits`]).
+    pub limb_bits: u32,
+    /// Entries of the lookup table each fold holds: the step's folds cover
+    /// the table at least once (a power of two, so a slice never crosses
+    /// the table's end; [`table_slice`]).
+    pub table_slice: usize,
     /// The schedule chain's final value, hashed once (O(folds) hashes): a
     /// constant of the circuit, which checks it where each step closes.
     schedule_digest: std::sync::OnceLock<Fr>,
+}
+
+/// The table entries each of a step's `folds` holds of a table of `size`
+/// (a power of two): the least power of two with `folds · slice ≥ size`
+/// (a power of two dividing the size never crosses the table's end; folds
+/// past one cover round again from 0).
+pub fn table_slice(folds: usize, size: usize) -> usize {
+    size.div_ceil(folds.max(1)).next_power_of_two().min(size)
+}
+
+/// The limb width of a layout's range checks: 16 bits (4 lookups a 64-bit
+/// value) when the 2¹⁶-entry table's share a fold is at most the fold's own
+/// lookups (`lookups16`, estimated from its weights, cells and X section at
+/// 16 bits), else 8 bits (twice the lookups, a 256-entry table): a step of
+/// few folds would pay more for the wide table than its limbs save.
+pub fn limb_bits(folds: usize, lookups16: usize) -> u32 {
+    let max = zkstep_core::lookup::MAX_LIMB_BITS;
+    if table_slice(folds, 1 << max) <= lookups16 {
+        max
+    } else {
+        8
+    }
 }
 
 /// Ceil division.
@@ -184,6 +217,8 @@ impl Layout {
             xcols,
             x_width,
             schedule: vec![],
+            limb_bits: 16,
+            table_slice: 0,
             record_len,
             slots: crate::slots::register(
                 spec.batch_size,
@@ -193,6 +228,14 @@ impl Layout {
             schedule_digest: std::sync::OnceLock::new(),
         };
         layout.schedule = layout.make_schedule();
+        let folds = layout.schedule.len();
+        let per_fold = 12 * (rows * layout.seg_w + layout.batch * rows) + 4 * layout.batch * xcols;
+        layout.limb_bits = limb_bits(folds, per_fold);
+        let size = layout.table_size();
+        layout.table_slice = table_slice(folds, size);
+        for (f, d) in layout.schedule.iter_mut().enumerate() {
+            d.tbase = (f * layout.table_slice) % size;
+        }
         Ok(layout)
     }
 
@@ -226,6 +269,7 @@ impl Layout {
                         x0: 0,
                         x_active: 0,
                         seg,
+                        tbase: 0,
                         is_relu: ls.activation == Activation::Relu,
                         is_top: l == nl,
                         first: t == 0 && seg == 0,
@@ -290,6 +334,11 @@ impl Layout {
     pub fn adam_step(&self, step: u64) -> Option<AdamStep> {
         let h = self.spec.optimizer.adam()?;
         AdamStep::at(&h, step.checked_add(1)?, self.spec.rounding)
+    }
+
+    /// Entries of the lookup table, 2^limb_bits.
+    pub fn table_size(&self) -> usize {
+        1 << self.limb_bits
     }
 
     /// Highest power of ρ a fold needs (ρ^0 … ρ^{max(n_max, rows, xcols)}).

@@ -15,7 +15,7 @@
 //! from the smallest `ppot_pruned_NN.ptau` with enough of them.
 
 use crate::engine::{CompressedSnark, Compression, ProverKey, PublicParams, VerifierKey};
-use zkstep_fold::{ChallengeMode, FoldError};
+use zkstep_fold::FoldError;
 use crate::{Layout, TileCircuit};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -92,7 +92,7 @@ pub fn ceremony_keys(
     let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         PublicParams::setup_with_ptau_dir(
             &shape,
-            ChallengeMode::None,
+            crate::engine::CHALLENGES,
             &*compression.ck_floor(),
             &*Compression::ck_floor_secondary(),
             dir,

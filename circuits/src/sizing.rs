@@ -34,8 +34,12 @@ pub fn layer_overhead(arity: usize) -> Result<CircuitSizes, CircuitError> {
     if let Some(s) = cache.lock().ok().and_then(|c| c.get(&arity).copied()) {
         return Ok(s);
     }
-    let s = zkstep_fold::params::layer_sizes::<crate::engine::E1, crate::engine::E2>(arity)
-        .map_err(|e| CircuitError::Synthesis(e.to_string()))?;
+    let s = zkstep_fold::params::layer_sizes::<crate::engine::E1, crate::engine::E2>(
+        arity,
+        1,
+        crate::engine::CHALLENGES,
+    )
+    .map_err(|e| CircuitError::Synthesis(e.to_string()))?;
     if let Ok(mut c) = cache.lock() {
         c.insert(arity, s);
     }
@@ -52,9 +56,18 @@ pub const MAX_PADDED: usize = 1 << 21;
 pub fn padded_size(s: &ShapeStats) -> usize {
     let l = &s.layer;
     (s.nonzeros + l.primary_nonzeros)
-        .max(2 * (s.variables + l.primary_variables))
+        .max(2 * witness_len(s))
         .max(s.constraints + l.primary_constraints)
         .next_power_of_two()
+}
+
+/// The fold's witness length W₂ ‖ W₁: the layer's own variables and the
+/// step's second phase padded to a power of two, then the step's first.
+pub fn witness_len(s: &ShapeStats) -> usize {
+    let second = (s.layer.primary_second + s.second_variables)
+        .next_power_of_two()
+        .max(2);
+    second + s.variables - s.second_variables
 }
 
 /// Size of the step circuit of a layout: what the prover's memory follows.
@@ -64,6 +77,8 @@ pub struct ShapeStats {
     pub constraints: usize,
     /// Private variables (the witness).
     pub variables: usize,
+    /// Of them, the second phase's (after the challenge).
+    pub second_variables: usize,
     /// Non-zero entries of A, B and C together.
     pub nonzeros: usize,
     /// The folding layer's own circuits at this layout's arity.
@@ -80,10 +95,14 @@ pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
         .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::ZERO)))
         .collect::<Result<_, _>>()
         .map_err(synth)?;
+    let alpha = AllocatedNum::alloc(cs.namespace(|| "alpha"), || Ok(Fr::ZERO)).map_err(synth)?;
     let (c0, v0) = (cs.num_constraints(), cs.num_aux());
-    TileCircuit::shape(lay)
-        .synthesize(&mut cs.namespace(|| "step"), &z)
+    let circuit = TileCircuit::shape(lay.clone());
+    let p = circuit
+        .first_phase(&mut cs.namespace(|| "step"), &z)
         .map_err(synth)?;
+    let v1 = cs.num_aux();
+    crate::fold::lookup::close(cs.namespace(|| "step 2"), &lay, p, &alpha).map_err(synth)?;
     // as Nova builds its matrices: zero coefficients are not entries
     let nz = |lc: &nova_snark::frontend::LinearCombination<Fr>| {
         lc.iter().filter(|(_, c)| !bool::from(c.is_zero())).count()
@@ -95,6 +114,7 @@ pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
     Ok(ShapeStats {
         constraints: cs.num_constraints() - c0,
         variables: cs.num_aux() - v0,
+        second_variables: cs.num_aux() - v1,
         nonzeros,
         layer: layer_overhead(layout.arity())?,
     })

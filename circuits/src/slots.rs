@@ -135,6 +135,15 @@ pub struct InputSlots {
     pub x_ar: Range<usize>,
 }
 
+/// Owned by the lookup component: the step's two LogUp sums so far.
+#[derive(Clone, Copy, Debug)]
+pub struct LookupSlots {
+    /// Σ 1/(α − q) over the step's queries so far.
+    pub queries: usize,
+    /// Σ m_t/(α − t) over the table entries of the step's folds so far.
+    pub table: usize,
+}
+
 /// Every slot of a fold's state.
 #[derive(Clone, Debug)]
 pub struct FoldSlots {
@@ -152,6 +161,8 @@ pub struct FoldSlots {
     pub links: LinkSlots,
     /// The batch input's running claims.
     pub inputs: InputSlots,
+    /// The lookup sums.
+    pub lookup: LookupSlots,
     /// Adam's step constants (None for the other optimizers).
     pub adam: Option<AdamSlots>,
     /// The segment chains.
@@ -226,6 +237,10 @@ pub fn register(batch: usize, segments: usize, adam: bool) -> FoldSlots {
         x_prod: private(&mut r, "x_prod"),
         x_ar: r.add_private("x_ar", batch),
     };
+    let lookup = LookupSlots {
+        queries: r.add("lookup queries", Init::Zero, Final::Lookup),
+        table: r.add("lookup table", Init::Zero, Final::Lookup),
+    };
     let adam = adam.then(|| AdamSlots {
         k1: constant(&mut r, "Adam's k1", StatementField::AdamK1),
         c2: constant(&mut r, "Adam's c2", StatementField::AdamC2),
@@ -260,6 +275,7 @@ pub fn register(batch: usize, segments: usize, adam: bool) -> FoldSlots {
         batch: batch_slots,
         links,
         inputs,
+        lookup,
         registry: r,
     }
 }

@@ -76,6 +76,10 @@ pub enum Final {
     /// Nothing: the slot carried private values, which the next step
     /// restarts (z_n is public, so none survives the last step).
     Cleared,
+    /// A lookup sum: the closing fold's second phase requires the step's two
+    /// sums equal, then restarts both at zero (the first phase passes it
+    /// through untouched: it depends on the challenge).
+    Lookup,
     /// A segment chain that absorbs the step's `c_batch`.
     AbsorbsBatch,
     /// A segment chain that absorbs the step's Adam constants (k₁, c₂).

@@ -51,6 +51,11 @@ pub struct TileWitness {
     pub salt: Fr,
     /// The next step's public values (a step's last fold in a segment; zero otherwise).
     pub next: NextStep,
+    /// Multiplicities of the fold's slice of the lookup table (entries
+    /// `desc.tbase …`): how often the step looks each up. Counted over the
+    /// whole step, so known only after every fold's first phase ran
+    /// ([`fill_multiplicities`]); zero until then.
+    pub mult: Vec<u64>,
 }
 
 /// The public values of the step that follows, which a step's last fold
@@ -144,7 +149,54 @@ fn padding(layout: &Layout, d: TileDesc, salt: Fr) -> TileWitness {
         softmax: vec![],
         salt,
         next: NextStep::default(),
+        mult: vec![0; layout.table_slice],
     }
+}
+
+/// Give each fold its slice of the step's lookup multiplicities `tally`
+/// (how often each table value was looked up): an entry covered
+/// by several folds (the slices wrap round the table) is counted in the
+/// first, zero in the others.
+pub fn fill_multiplicities(
+    layout: &Layout,
+    witnesses: &mut [TileWitness],
+    tally: &[u64],
+) -> Result<(), CircuitError> {
+    let size = layout.table_size();
+    if tally.len() != size {
+        return Err(CircuitError::Lookup(format!(
+            "a tally of {} values for a table of {size}",
+            tally.len()
+        )));
+    }
+    for (w, m) in witnesses.iter_mut().zip(multiplicity_slices(layout, tally)) {
+        w.mult = m;
+    }
+    Ok(())
+}
+
+/// Each fold's slice of a step's multiplicities `tally` (one count a table
+/// value), in schedule order: fold f holds entries `tbase … tbase + slice`,
+/// counted where it is the first fold to cover them.
+pub fn multiplicity_slices(layout: &Layout, tally: &[u64]) -> Vec<Vec<u64>> {
+    let size = layout.table_size();
+    let s = layout.table_slice;
+    layout
+        .schedule
+        .iter()
+        .enumerate()
+        .map(|(f, d)| {
+            (0..s)
+                .map(|k| {
+                    if f * s < size {
+                        tally.get(d.tbase + k).copied().unwrap_or(0)
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Row t of a layer tile: this fold's segment of W and W′ (weights `k0 …`),

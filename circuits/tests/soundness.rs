@@ -357,6 +357,8 @@ fn an_input_wider_than_the_folds_gets_layer_one_tiles_without_rows() {
     let mut ws = c.witnesses.clone();
     assert_eq!(ws[2].desc.x_active, 1);
     ws[2].x[1] = 7;
+    // (its limbs are still looked up: the step's multiplicities count them)
+    with_multiplicities(&c.layout, &mut ws, &c.z0);
     assert_eq!(run_all(&c.layout, &ws, &c.z0).unwrap(), zn);
     // an input one past the declared range
     let c32 = case(
@@ -524,5 +526,40 @@ fn a_segment_of_steps_chains_and_rejects_what_it_does_not_prove() {
                 Err((f, _)) => assert!(f >= per),
             }
         }
+    }
+}
+
+#[test]
+fn lookup_multiplicities_must_count_the_steps_queries() {
+    for toml in [
+        TWO_LAYER.to_string(),
+        TWO_LAYER.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1"),
+    ] {
+        let c = case(&toml, Some(2), 11);
+        let last = c.witnesses.len() - 1;
+        let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap();
+        c.layout.check_final(&c.z0, &zn).unwrap();
+        // the first table value is looked up (zeros are everywhere)
+        assert!(c.witnesses[0].mult[0] > 0);
+        // a multiplicity off by one, in a fold before the last or in the last:
+        // the step's two sums differ where it closes
+        for f in [0, last] {
+            let mut ws = c.witnesses.clone();
+            ws[f].mult[0] += 1;
+            let err = run_all(&c.layout, &ws, &c.z0).unwrap_err();
+            assert_eq!(err.0, last);
+            assert!(err.1.contains("lookup/balanced"), "{err:?}");
+        }
+        // a count moved to another table value
+        let mut ws = c.witnesses.clone();
+        ws[0].mult[0] -= 1;
+        ws[0].mult[1] += 1;
+        let err = run_all(&c.layout, &ws, &c.z0).unwrap_err();
+        assert!(err.1.contains("lookup/balanced"), "{err:?}");
+        // a value changed within its range in one fold: its limbs are other
+        // table values than the step's multiplicities count
+        let mut ws = c.witnesses.clone();
+        ws[0].x.iter_mut().for_each(|x| *x += 1);
+        assert!(run_all(&c.layout, &ws, &c.z0).is_err());
     }
 }

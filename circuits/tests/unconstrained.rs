@@ -8,7 +8,6 @@
 mod common;
 use common::*;
 use nova_snark::frontend::num::AllocatedNum;
-use std::sync::Arc;
 use zkstep_circuits::TileCircuit;
 use zkstep_core::Fr;
 use zkstep_gadgets::testing::Rec;
@@ -37,12 +36,11 @@ fn every_private_variable_is_constrained() {
                 .iter()
                 .map(|v| AllocatedNum::alloc(&mut cs, || Ok(*v)).unwrap())
                 .collect();
+            let alpha = AllocatedNum::alloc(&mut cs, || Ok(test_alpha())).unwrap();
             let first_private = cs.aux.len();
-            let circuit = TileCircuit {
-                layout: c.layout.clone(),
-                witness: Some(Arc::new(c.witnesses[f].clone())),
-            };
-            circuit.synthesize(&mut cs, &zin).unwrap();
+            let circuit = TileCircuit::fold(c.layout.clone(), c.witnesses[f].clone());
+            // both phases: W₁ (the fold, its limbs and multiplicities) and W₂ (the lookups' inverses and sums)
+            circuit.synthesize(&mut cs, &zin, &alpha).unwrap();
             assert!(cs.all_hold());
             let free = cs.free_variables(first_private);
             assert!(free.is_empty(), "fold {f}: {} of {} private variables can change alone without breaking a constraint (first: {:?})", free.len(), cs.aux.len() - first_private, &free[..free.len().min(10)]);

@@ -62,7 +62,8 @@ pub struct FoldBar {
 }
 
 impl FoldBar {
-    /// A bar that appears when folding starts (never, unless `show`).
+    /// A bar that appears when the first pass starts, then one over the
+    /// folds (never, unless `show`).
     pub fn new(show: bool) -> Self {
         FoldBar {
             pb: ProgressBar::hidden(),
@@ -73,7 +74,16 @@ impl FoldBar {
     /// Follow one event of `zkstep_prover::ivc::prove`.
     pub fn on(&mut self, event: ProveEvent) {
         match event {
+            ProveEvent::Committing { total } => {
+                self.pb = bar(
+                    total as u64,
+                    "{spinner} committing [{elapsed_precise}] {bar:30} {pos}/{len} folds ({eta})",
+                    !self.show,
+                );
+            }
+            ProveEvent::Committed { index, .. } => self.pb.set_position(index as u64 + 1),
             ProveEvent::Folding { total } => {
+                self.pb.finish_and_clear();
                 self.pb = bar(
                     total as u64,
                     "{spinner} folding [{elapsed_precise}] {bar:30} {pos}/{len} folds ({eta}) {msg}",

@@ -2,10 +2,11 @@
 //! up (the native twin of `zkstep_gadgets::lookup`), and the LogUp identity
 //! that proves them in the table.
 //!
-//! `0 ≤ v < 2ⁿ` is checked by writing v in 16-bit limbs, v = Σ lᵢ·2¹⁶ⁱ, and
-//! looking each limb up in T = {0, …, 2¹⁶ − 1}; a top limb of r < 16 bits
-//! is also looked up shifted to the table's top, l·2¹⁶⁻ʳ (in T iff l < 2ʳ,
-//! given l ∈ T). The queries q₁…q_N all lie in T iff, for multiplicities
+//! `0 ≤ v < 2ⁿ` is checked by writing v in L-bit limbs, v = Σ lᵢ·2^(L·i),
+//! and looking each limb up in T = {0, …, 2ᴸ − 1}; a top limb of r < L bits
+//! is also looked up shifted to the table's top, l·2^(L−r) (in T iff
+//! l < 2ʳ, given l ∈ T). The limb width L is the layout's (16, or 8 where
+//! a step has too few folds to spread 2¹⁶ table entries thin). The queries q₁…q_N all lie in T iff, for multiplicities
 //! m_t = #{j : q_j = t}, Σⱼ 1/(α − qⱼ) = Σ_t m_t/(α − t) as rational
 //! functions; checked at one random α, the identity holds for values outside
 //! T only with probability ≤ (N + |T|)/p (LogUp, Haböck 2022).
@@ -13,43 +14,53 @@
 use crate::poseidon::Fr;
 use ff::{Field, PrimeField, PrimeFieldBits};
 
-/// Bits of a limb.
-pub const LIMB_BITS: u32 = 16;
-/// Entries of the table T = {0, …, 2¹⁶ − 1}.
-pub const TABLE_SIZE: usize = 1 << LIMB_BITS;
+/// The widest limb (the largest table, 2¹⁶ entries).
+pub const MAX_LIMB_BITS: u32 = 16;
 
-/// The limbs of `v` (little-endian) for an n-bit range check, from v's low
-/// n bits (an honest prover's witness; a value outside the range gives limbs
-/// that do not recompose to it).
-pub fn limbs(v: &Fr, n: u32) -> Vec<u64> {
+/// The limbs of `v` (little-endian, `l` bits each) for an n-bit range
+/// check, from v's low n bits (an honest prover's witness; a value outside
+/// the range gives limbs that do not recompose to it).
+pub fn limbs(v: &Fr, n: u32, l: u32) -> Vec<u64> {
     let bits = v.to_le_bits();
-    (0..n.div_ceil(LIMB_BITS))
+    (0..n.div_ceil(l))
         .map(|i| {
-            let lo = (i * LIMB_BITS) as usize;
-            let hi = (lo + LIMB_BITS as usize).min(n as usize);
+            let lo = (i * l) as usize;
+            let hi = (lo + l as usize).min(n as usize);
             (lo..hi).rev().fold(0u64, |acc, b| acc << 1 | u64::from(bits[b]))
         })
         .collect()
 }
 
-/// The table values an n-bit range check of `v` looks up, in the gadget's
-/// order: each limb, and after a top limb of r < 16 bits that limb times
-/// 2¹⁶⁻ʳ. `None` if v is not in [0, 2ⁿ) (then no honest lookup exists).
-pub fn queries(v: &Fr, n: u32) -> Option<Vec<u64>> {
-    let ls = limbs(v, n);
+/// The table values an n-bit range check of `v` looks up with `l`-bit
+/// limbs, in the gadget's order: each limb, and after a top limb of r < l
+/// bits that limb times 2^(l−r). `None` if v is not in [0, 2ⁿ) (then no
+/// honest lookup exists).
+pub fn queries(v: &Fr, n: u32, l: u32) -> Option<Vec<u64>> {
+    let ls = limbs(v, n, l);
     let back = ls
         .iter()
         .rev()
-        .fold(Fr::ZERO, |acc, l| acc * Fr::from(1u64 << LIMB_BITS) + Fr::from(*l));
+        .fold(Fr::ZERO, |acc, x| acc * Fr::from(1u64 << l) + Fr::from(*x));
     if back != *v {
         return None;
     }
-    let top = n - LIMB_BITS * (ls.len() as u32 - 1);
     let mut q = ls.clone();
-    if top < LIMB_BITS {
-        q.push(ls[ls.len() - 1] << (LIMB_BITS - top));
+    if let Some(extra) = narrow_top(n, l) {
+        q.push(ls[ls.len() - 1] << extra);
     }
     Some(q)
+}
+
+/// The shift of an n-bit check's narrow top limb (None when n is a
+/// multiple of l: the top limb is a whole one).
+pub fn narrow_top(n: u32, l: u32) -> Option<u32> {
+    let top = n - l * (n.div_ceil(l) - 1);
+    (top < l).then_some(l - top)
+}
+
+/// Lookups an n-bit check makes with `l`-bit limbs.
+pub fn queries_for(n: u32, l: u32) -> usize {
+    n.div_ceil(l) as usize + usize::from(narrow_top(n, l).is_some())
 }
 
 /// Σ 1/(α − q) over `queries` (None if some q = α).
@@ -67,10 +78,10 @@ pub fn table_sum(alpha: Fr, base: u64, mult: &[u64]) -> Option<Fr> {
     })
 }
 
-/// How many times each table value occurs among `queries` (values past the
-/// table are not counted: nothing balances them).
-pub fn tally(queries: impl IntoIterator<Item = u64>) -> Vec<u64> {
-    let mut m = vec![0u64; TABLE_SIZE];
+/// How often each value of a table of `size` entries occurs among
+/// `queries` (values past the table are not counted: nothing balances them).
+pub fn tally(queries: impl IntoIterator<Item = u64>, size: usize) -> Vec<u64> {
+    let mut m = vec![0u64; size];
     for q in queries {
         if let Some(c) = m.get_mut(q as usize) {
             *c += 1;
@@ -96,11 +107,14 @@ mod tests {
 
     #[test]
     fn queries_recompose_and_cover_the_top_limb() {
-        let q = queries(&Fr::from((1u64 << 37) - 1), 37).unwrap();
+        let q = queries(&Fr::from((1u64 << 37) - 1), 37, 16).unwrap();
         assert_eq!(q, vec![0xffff, 0xffff, 31, 31 << 11]);
-        assert_eq!(queries(&Fr::from(1u64 << 37), 37), None);
-        assert_eq!(queries(&Fr::from(u64::MAX), 64).unwrap(), vec![0xffff; 4]);
-        assert_eq!(queries(&(-Fr::ONE), 64), None);
+        assert_eq!(queries(&Fr::from(1u64 << 37), 37, 16), None);
+        assert_eq!(queries(&Fr::from(u64::MAX), 64, 16).unwrap(), vec![0xffff; 4]);
+        assert_eq!(queries(&Fr::from(u64::MAX), 64, 8).unwrap(), vec![0xff; 8]);
+        assert_eq!(queries(&Fr::from(5u64 << 8 | 3), 11, 8).unwrap(), vec![3, 5, 5 << 5]);
+        assert_eq!(queries(&(-Fr::ONE), 64, 16), None);
+        assert_eq!((queries_for(64, 16), queries_for(37, 16), queries_for(64, 8)), (4, 4, 8));
         assert_eq!(small(&Fr::from(u64::MAX)), Some(u64::MAX));
         assert_eq!(small(&(Fr::from(u64::MAX) + Fr::ONE)), None);
     }
@@ -109,7 +123,7 @@ mod tests {
     fn the_identity_balances_exactly_for_values_in_the_table() {
         let alpha = Fr::from(0x1234_5678_9abc_u64) * Fr::from(977u64);
         let qs: Vec<u64> = vec![3, 3, 0, 65535, 17];
-        let m = tally(qs.iter().copied());
+        let m = tally(qs.iter().copied(), 1 << 16);
         let lhs = query_sum(alpha, qs.iter().map(|q| Fr::from(*q))).unwrap();
         assert_eq!(lhs, table_sum(alpha, 0, &m).unwrap());
         // a multiplicity off by one, or a query past the table: unbalanced
@@ -117,6 +131,6 @@ mod tests {
         m2[17] += 1;
         assert_ne!(lhs, table_sum(alpha, 0, &m2).unwrap());
         let past = query_sum(alpha, [3u64, 3, 0, 65536, 17].map(Fr::from)).unwrap();
-        assert_ne!(past, table_sum(alpha, 0, &tally([3, 3, 0, 65536, 17])).unwrap());
+        assert_ne!(past, table_sum(alpha, 0, &tally([3, 3, 0, 65536, 17], 1 << 16)).unwrap());
     }
 }

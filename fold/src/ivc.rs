@@ -265,6 +265,9 @@ where
         if !want_next {
             return Ok((pre, None));
         }
+        if let Some(next) = step.provisional_next(&carry) {
+            return Ok((pre, Some(next)));
+        }
         // random stand-ins: an inverse at a challenge must not meet zero
         let ch = (0..cfg.challenges)
             .map(|k| {

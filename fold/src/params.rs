@@ -79,6 +79,8 @@ pub struct CircuitSizes {
     pub primary_variables: usize,
     /// Its matrix non-zeros.
     pub primary_nonzeros: usize,
+    /// Variables of its W₂ before padding (0 without a split layout).
+    pub primary_second: usize,
     /// Constraints of the secondary circuit.
     pub secondary_constraints: usize,
     /// Its matrix non-zeros.
@@ -124,15 +126,19 @@ where
     Ok((s1, layout, s2))
 }
 
-/// A one-phase step circuit that passes its state through (to measure the
-/// layer alone).
-struct Pass(usize);
+/// A step circuit that passes its state through (to measure the layer
+/// alone): `arity` slots, `challenges` challenges.
+struct Pass(usize, usize);
 
 impl<F: PrimeField> StepCircuit<F> for Pass {
     type Carry = Vec<nova_snark::frontend::num::AllocatedNum<F>>;
 
     fn arity(&self) -> usize {
         self.0
+    }
+
+    fn num_challenges(&self) -> usize {
+        self.1
     }
 
     fn first<CS: nova_snark::frontend::ConstraintSystem<F>>(
@@ -154,17 +160,21 @@ impl<F: PrimeField> StepCircuit<F> for Pass {
     }
 }
 
-/// The layer's own circuits around a one-phase step circuit of `arity`
-/// slots: what every fold pays on top of the step circuit.
-pub fn layer_sizes<E1, E2>(arity: usize) -> Result<CircuitSizes>
+/// The layer's own circuits around a step circuit of `arity` slots that
+/// draws `challenges` challenges in `mode`: what every fold pays on top of
+/// the step circuit.
+pub fn layer_sizes<E1, E2>(arity: usize, challenges: usize, mode: ChallengeMode) -> Result<CircuitSizes>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
-    let c = Pass(arity);
-    let cfg = config::<E1::Scalar, _>(&c, ChallengeMode::None)?;
-    let (s1, _, s2) = shapes::<E1, E2, _>(&cfg, &c)?;
-    Ok(sizes_of(&s1, &s2))
+    let c = Pass(arity, challenges);
+    let cfg = config::<E1::Scalar, _>(&c, mode)?;
+    let (s1, l, s2) = shapes::<E1, E2, _>(&cfg, &c)?;
+    Ok(CircuitSizes {
+        primary_second: l.second,
+        ..sizes_of(&s1, &s2)
+    })
 }
 
 fn nonzeros<E: Engine>(s: &R1CSShape<E>) -> usize {
@@ -176,6 +186,7 @@ fn sizes_of<E1: Engine, E2: Engine>(s1: &R1CSShape<E1>, s2: &R1CSShape<E2>) -> C
         primary_constraints: s1.num_cons(),
         primary_variables: s1.num_vars(),
         primary_nonzeros: nonzeros(s1),
+        primary_second: 0,
         secondary_constraints: s2.num_cons(),
         secondary_nonzeros: nonzeros(s2),
     }
@@ -363,6 +374,9 @@ where
 
     /// Sizes of both circuits.
     pub fn sizes(&self) -> CircuitSizes {
-        sizes_of(&self.shape1, &self.shape2)
+        CircuitSizes {
+            primary_second: self.layout1.second,
+            ..sizes_of(&self.shape1, &self.shape2)
+        }
     }
 }

@@ -49,6 +49,15 @@ pub trait StepCircuit<F: PrimeField>: Send + Sync {
         0
     }
 
+    /// The next state as phase one leaves it, when phase two changes only
+    /// slots that depend on the challenges: a `PerRun` prover's first pass
+    /// then skips phase two (nothing it computes is needed before the
+    /// challenges exist). None: the first pass runs phase two at stand-in
+    /// challenges to learn the next state.
+    fn provisional_next(&self, _carry: &Self::Carry) -> Option<Vec<F>> {
+        None
+    }
+
     /// Phase one: allocate W₁ (nothing that depends on a challenge).
     fn first<CS: ConstraintSystem<F>>(
         &self,

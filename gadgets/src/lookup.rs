@@ -1,39 +1,42 @@
-//! Range checks by lookup (LogUp over T = {0, …, 2¹⁶ − 1}), in two phases.
+//! Range checks by lookup (LogUp over T = {0, …, 2ᴸ − 1}), in two phases.
 //!
 //! Phase one, [`LogUp`] behind [`RangeCheck`]: `0 ≤ e < 2ⁿ` allocates e's
-//! 16-bit limbs and one constraint, `e = Σ lᵢ·2¹⁶ⁱ` (`…/recompose`, the
+//! L-bit limbs and one constraint, `e = Σ lᵢ·2^(L·i)` (`…/recompose`, the
 //! same name as a bit decomposition's), and records the limbs (and a narrow
 //! top limb shifted to the table's top) as queries. Phase two, after a
 //! challenge α drawn from the committed limbs: [`query_sum`] (one inverse
 //! and one constraint a query) and [`table_sum`] (one a table entry, with
 //! the entry's multiplicity). The circuit that uses them requires the two
-//! sums of a step to be equal. A 64-bit value costs 1 + 4 constraints
-//! instead of 65. Native twin: `zkstep_core::lookup`.
+//! sums of a step to be equal. With 16-bit limbs a 64-bit value costs
+//! 1 + 4 constraints instead of 65. Native twin: `zkstep_core::lookup`.
 
 use crate::expr::{add, alloc, cst, enforce_eq, enforce_mul, scale, sub, var, zero, Expr, Fr};
 use crate::range::{pow2, RangeCheck};
 use crate::Result;
-use ff::Field;
+use ff::{BatchInvert, Field};
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::ConstraintSystem;
 use std::sync::{Arc, Mutex};
-use zkstep_core::lookup::{limbs, small, LIMB_BITS};
+use zkstep_core::lookup::{limbs, narrow_top, small};
 
 /// A count of how often each table value was looked up (what a prover
 /// needs to know a step's multiplicities); shared by the folds it tallies.
 pub type Tally = Arc<Mutex<Vec<u64>>>;
 
 /// Phase one of lookup range checks: the queries so far.
-#[derive(Default)]
 pub struct LogUp {
+    limb: u32,
     queries: Vec<Expr>,
     tally: Option<Tally>,
 }
 
 impl LogUp {
-    /// Range checks that count their queries into `tally` when given.
-    pub fn new(tally: Option<Tally>) -> Self {
+    /// Range checks with `limb`-bit limbs that count their queries into
+    /// `tally` (2^limb counts) when given.
+    pub fn new(limb: u32, tally: Option<Tally>) -> Self {
+        assert!((1..=zkstep_core::lookup::MAX_LIMB_BITS).contains(&limb));
         LogUp {
+            limb,
             queries: vec![],
             tally,
         }
@@ -72,21 +75,22 @@ impl RangeCheck for LogUp {
             bits > 0 && bits <= 250,
             "lookup range check: width {bits} out of 1..=250"
         );
-        let values = e.get_value().map(|v| limbs(&v, bits));
-        let k = bits.div_ceil(LIMB_BITS);
+        let lb = self.limb;
+        let values = e.get_value().map(|v| limbs(&v, bits, lb));
+        let k = bits.div_ceil(lb);
         let mut sum = zero();
         for i in 0..k {
-            let width = (bits - i * LIMB_BITS).min(LIMB_BITS);
             let l = alloc(
                 cs.namespace(|| format!("limb{i}")),
                 values.as_ref().map(|v| Fr::from(v[i as usize])),
             )?;
-            sum = add(&sum, &scale(&var(&l), pow2(i * LIMB_BITS)));
+            sum = add(&sum, &scale(&var(&l), pow2(i * lb)));
             self.query(var(&l));
-            if width < LIMB_BITS {
-                // l < 2^width iff l·2^(16−width) is in the table too
-                self.query(scale(&var(&l), pow2(LIMB_BITS - width)));
-            }
+        }
+        if let Some(shift) = narrow_top(bits, lb) {
+            // the top limb l < 2^(L − shift) iff l·2^shift is in the table too
+            let top = self.queries[self.queries.len() - 1].clone();
+            self.query(scale(&top, pow2(shift)));
         }
         enforce_eq(cs.namespace(|| "recompose"), &sum, e);
         Ok(())
@@ -105,17 +109,23 @@ pub fn query_sum<CS: ConstraintSystem<Fr>>(
     queries: &[Expr],
 ) -> Result<Expr> {
     let one = cst::<CS>(Fr::ONE);
+    let d: Vec<Expr> = queries.iter().map(|q| sub(alpha, q)).collect();
+    let inv = inverses(&d);
     let mut sum = zero();
-    for (k, q) in queries.iter().enumerate() {
-        let d = sub(alpha, q);
-        let h = alloc(
-            cs.namespace(|| format!("h{k}")),
-            d.get_value().map(|d| d.invert().unwrap_or(Fr::ZERO)),
-        )?;
-        enforce_mul(cs.namespace(|| format!("inv{k}")), &d, &var(&h), &one);
+    for (k, d) in d.iter().enumerate() {
+        let h = alloc(cs.namespace(|| format!("h{k}")), inv.as_ref().map(|v| v[k]))?;
+        enforce_mul(cs.namespace(|| format!("inv{k}")), d, &var(&h), &one);
         sum = add(&sum, &var(&h));
     }
     Ok(sum)
+}
+
+/// The expressions' values inverted together (one field inversion for all;
+/// 0 stands for the inverse of 0, which leaves its constraint unsatisfied).
+fn inverses(d: &[Expr]) -> Option<Vec<Fr>> {
+    let mut v: Vec<Fr> = d.iter().map(|e| e.get_value()).collect::<Option<_>>()?;
+    v.iter_mut().batch_invert();
+    Some(v)
 }
 
 /// Σ mₖ/(α − base − k) over a slice of the table: one constraint an entry
@@ -126,16 +136,18 @@ pub fn table_sum<CS: ConstraintSystem<Fr>>(
     base: &Expr,
     mult: &[AllocatedNum<Fr>],
 ) -> Result<Expr> {
+    let start = sub(alpha, base);
+    let d: Vec<Expr> = (0..mult.len())
+        .map(|k| sub(&start, &cst::<CS>(Fr::from(k as u64))))
+        .collect();
+    let inv = inverses(&d);
     let mut sum = zero();
-    for (k, m) in mult.iter().enumerate() {
-        let d = sub(&sub(alpha, base), &cst::<CS>(Fr::from(k as u64)));
+    for (k, (d, m)) in d.iter().zip(mult).enumerate() {
         let g = alloc(
             cs.namespace(|| format!("g{k}")),
-            d.get_value()
-                .zip(m.get_value())
-                .map(|(d, m)| d.invert().unwrap_or(Fr::ZERO) * m),
+            inv.as_ref().zip(m.get_value()).map(|(v, m)| v[k] * m),
         )?;
-        enforce_mul(cs.namespace(|| format!("entry{k}")), &d, &var(&g), &var(m));
+        enforce_mul(cs.namespace(|| format!("entry{k}")), d, &var(&g), &var(m));
         sum = add(&sum, &var(&g));
     }
     Ok(sum)
@@ -160,14 +172,14 @@ mod tests {
         off: impl Fn(&mut Vec<u64>),
     ) -> (bool, Option<String>, bool) {
         let mut cs = TestConstraintSystem::<Fr>::new();
-        let mut rc = LogUp::new(None);
+        let mut rc = LogUp::new(16, None);
         for (k, (v, n)) in checks.iter().enumerate() {
             let a = alloc(cs.namespace(|| format!("a{k}")), Some(*v)).unwrap();
             rc.bits(cs.namespace(|| format!("rc{k}")), &var(&a), *n).unwrap();
         }
         let mut qs = rc.into_queries();
         forge(&mut qs);
-        let mut m = tally(qs.iter().filter_map(|q| q.get_value().as_ref().and_then(small)));
+        let mut m = tally(qs.iter().filter_map(|q| q.get_value().as_ref().and_then(small)), 1 << 16);
         m.truncate(slice);
         off(&mut m);
         let mv: Vec<_> = m
@@ -184,7 +196,7 @@ mod tests {
 
     fn queries_of(checks: &[(Fr, u32)]) -> Vec<u64> {
         let mut cs = TestConstraintSystem::<Fr>::new();
-        let mut rc = LogUp::new(None);
+        let mut rc = LogUp::new(16, None);
         for (k, (v, n)) in checks.iter().enumerate() {
             let a = alloc(cs.namespace(|| format!("a{k}")), Some(*v)).unwrap();
             rc.bits(cs.namespace(|| format!("rc{k}")), &var(&a), *n).unwrap();
@@ -207,7 +219,7 @@ mod tests {
         ];
         let want: Vec<u64> = wide
             .iter()
-            .flat_map(|(v, n)| queries(v, *n).unwrap())
+            .flat_map(|(v, n)| queries(v, *n, 16).unwrap())
             .collect();
         assert_eq!(queries_of(&wide), want);
         // satisfied and balanced, on values whose limbs stay in a small slice
@@ -251,7 +263,7 @@ mod tests {
     fn a_64_bit_check_costs_one_constraint_then_four() {
         let mut cs = TestConstraintSystem::<Fr>::new();
         let a = alloc(cs.namespace(|| "a"), Some(Fr::from(99u64))).unwrap();
-        let mut rc = LogUp::new(None);
+        let mut rc = LogUp::new(16, None);
         rc.signed(cs.namespace(|| "rc"), &var(&a), 64).unwrap();
         assert_eq!((cs.num_constraints(), rc.len()), (1, 4));
         let before = cs.num_constraints();

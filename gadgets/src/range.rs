@@ -169,9 +169,17 @@ impl RangeCheck for BitDecomposition {
     }
 }
 
-/// `2^k` in the field.
+/// `2^k` in the field (from a table for k < 256: every limb asks).
 pub fn pow2(k: u32) -> Fr {
-    Fr::from_u128(1) * Fr::from(2u64).pow_vartime([k as u64])
+    static TABLE: std::sync::OnceLock<Vec<Fr>> = std::sync::OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        std::iter::successors(Some(Fr::ONE), |p| Some(p.double()))
+            .take(256)
+            .collect()
+    });
+    t.get(k as usize)
+        .copied()
+        .unwrap_or_else(|| Fr::from(2u64).pow_vartime([k as u64]))
 }
 
 /// Number of bits needed to write `x` (0 for 0).

@@ -11,18 +11,19 @@
 
 use crate::error::{ProverError, Result};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use zkstep_circuits::fold::Tally;
 use std::time::Instant;
 use zkstep_circuits::engine::{
     CompressedSnark, Compression, Ivc, ProverKey, PublicParams, VerifierKey,
 };
-use zkstep_fold::{ChallengeMode, FoldError};
+use zkstep_fold::FoldError;
 use zkstep_circuits::files::{
     self, FileError, FileKind, FirstStep, Header, ParamsKind, ProofPayload, ProvingKeyPayload,
     ProvingKeyRef, SegmentPayload, SegmentStatement, Statement, VerifyingKeyRef,
 };
 use zkstep_circuits::params::{ceremony_keys, ParamsError};
-use zkstep_circuits::witness::{build_step, NextStep, StepStatement};
+use zkstep_circuits::witness::{build_step, multiplicity_slices, NextStep, StepStatement};
 use zkstep_circuits::{Layout, TileCircuit, TileDesc};
 use zkstep_core::format::{read_input, write_atomic, Input};
 use zkstep_core::input::peek;
@@ -93,7 +94,7 @@ pub fn keygen_with(
             let shape = TileCircuit::shape(layout.clone());
             let pp = PublicParams::setup(
                 &shape,
-                ChallengeMode::None,
+                zkstep_circuits::engine::CHALLENGES,
                 &*compression.ck_floor(),
                 &*Compression::ck_floor_secondary(),
             )
@@ -265,6 +266,19 @@ impl FoldInputs {
         }
     }
 
+    /// Give every fold its slice of the step's lookup multiplicities.
+    fn set_multiplicities(&mut self, layout: &Layout, tally: &[u64]) {
+        for (c, m) in self
+            .circuits
+            .iter_mut()
+            .zip(multiplicity_slices(layout, tally))
+        {
+            if let Some(w) = c.witness.as_mut() {
+                Arc::make_mut(w).mult = m;
+            }
+        }
+    }
+
     /// The proof file's statement of this step.
     pub fn public(&self, layout: &Layout) -> Statement {
         let st = &self.statement;
@@ -315,10 +329,7 @@ pub fn fold_inputs(
     let (witnesses, statement) = build_step(layout, &trace, before, batch)?;
     let circuits = witnesses
         .into_iter()
-        .map(|w| TileCircuit {
-            layout: layout.clone(),
-            witness: Some(Arc::new(w)),
-        })
+        .map(|w| TileCircuit::fold(layout.clone(), w))
         .collect();
     Ok(FoldInputs {
         z0: layout.first_state(&statement),
@@ -328,10 +339,23 @@ pub fn fold_inputs(
     })
 }
 
-/// How far [`prove`] has got, in order: one `Folding`, one `Folded` per
-/// fold, one `Compressing`.
+/// How far [`prove`] has got, in order: one `Committing`, one `Committed`
+/// per fold (the first pass), one `Folding`, one `Folded` per fold, one
+/// `Compressing`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProveEvent {
+    /// The first pass starts: every fold's first phase committed.
+    Committing {
+        /// Folds to commit.
+        total: usize,
+    },
+    /// Fold `index` (0-based) of `total` has its first phase committed.
+    Committed {
+        /// Which fold.
+        index: usize,
+        /// Folds in all.
+        total: usize,
+    },
     /// The witnesses are built; folding starts.
     Folding {
         /// Folds to do.
@@ -389,8 +413,12 @@ pub fn prove_segment(
 }
 
 /// The one folding loop of [`prove`] and [`prove_segment`] (it also returns
-/// the first step's statement). At most two steps' witnesses are held at
-/// once: a step's last fold needs the next step's challenges.
+/// the first step's statement), in two passes. The lookups' challenge α
+/// must come after every fold's first phase: the first pass runs each
+/// fold's first phase and commits it (counting the step's lookups, whose
+/// multiplicities are then added to each fold's commitment), the second
+/// folds with α drawn from those commitments. At most two steps' witnesses
+/// are held at once (a step's last fold needs the next step's statement).
 fn prove_steps(
     keys: &Keys,
     checkpoints: &[Checkpoint],
@@ -406,35 +434,82 @@ fn prove_steps(
         )));
     }
     let layout = &keys.layout;
+    let pp = &keys.pp;
     let inputs = |s: usize| fold_inputs(layout, &checkpoints[s], &checkpoints[s + 1], &batches[s]);
-    let t0 = Instant::now();
-    let mut cur = inputs(0)?;
-    let mut witness_s = t0.elapsed().as_secs_f64();
-    let first = cur.public(layout);
-    let first_ch = cur.statement.challenges;
-    let z0 = cur.z0.clone();
-    let per = cur.circuits.len();
+    let (mut witness_s, mut fold_s) = (0.0, 0.0);
+    // both passes walk the steps alike: step s with step s + 1's opening
+    let mut walk = |visit: &mut dyn FnMut(usize, &mut FoldInputs) -> Result<()>| -> Result<FoldInputs> {
+        let t = Instant::now();
+        let mut cur = inputs(0)?;
+        witness_s += t.elapsed().as_secs_f64();
+        for s in 0..k {
+            let t = Instant::now();
+            let next = if s + 1 < k { Some(inputs(s + 1)?) } else { None };
+            if let Some(n) = &next {
+                cur.open_next(&n.statement);
+            }
+            witness_s += t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            visit(s, &mut cur)?;
+            fold_s += t.elapsed().as_secs_f64();
+            if let Some(n) = next {
+                cur = n;
+            }
+        }
+        Ok(cur)
+    };
+    let per = layout.num_folds();
     let total = per * k;
+    progress(ProveEvent::Committing { total });
+    // first pass: commit every fold's first phase, the step's lookups counted
+    let mut pres = Vec::with_capacity(total);
+    let mut tallies = Vec::with_capacity(k);
+    let mut z0 = vec![];
+    let mut z = vec![];
+    let mut head = None;
+    walk(&mut |s, cur| {
+        if s == 0 {
+            z0 = cur.z0.clone();
+            z = cur.z0.clone();
+            head = Some((cur.public(layout), cur.statement.challenges));
+        }
+        let tally: Tally = Arc::new(Mutex::new(vec![0; layout.table_size()]));
+        let from = pres.len();
+        for (i, c) in cur.circuits.iter_mut().enumerate() {
+            c.tally = Some(tally.clone());
+            let (p, next) = Ivc::precommit(pp, c, &z)
+                .map_err(|e| ProverError::Fold(format!("fold {}: {e}", s * per + i)))?;
+            c.tally = None;
+            pres.push(p);
+            z = next;
+            progress(ProveEvent::Committed {
+                index: s * per + i,
+                total,
+            });
+        }
+        let counts = tally
+            .lock()
+            .map_err(|_| ProverError::Invalid("the lookup tally was poisoned".into()))?
+            .clone();
+        for (p, m) in pres[from..].iter_mut().zip(multiplicity_slices(layout, &counts)) {
+            let m: Vec<_> = m.into_iter().map(zkstep_core::Fr::from).collect();
+            p.complete(pp.primary_key(), &m).map_err(fold_err("the multiplicities"))?;
+        }
+        tallies.push(counts);
+        Ok(())
+    })?;
+    let (first, first_ch) = head.ok_or_else(|| ProverError::Invalid("a segment without steps".into()))?;
+    // second pass: fold at the challenge drawn from every commitment
+    let alpha = zkstep_fold::run_challenges(pp, &pres);
+    let mut ivc = Ivc::new(pp, &z0, alpha).map_err(fold_err("the first state"))?;
     let mut batch_commits = Vec::with_capacity(k);
     progress(ProveEvent::Folding { total });
-    let mut ivc = Ivc::new(&keys.pp, &z0, vec![]).map_err(fold_err("the first state"))?;
-    let mut fold_s = 0.0;
-    for s in 0..k {
+    let last = walk(&mut |s, cur| {
         batch_commits.push(cur.statement.c_batch);
-        let t = Instant::now();
-        let next = if s + 1 < k {
-            Some(inputs(s + 1)?)
-        } else {
-            None
-        };
-        if let Some(n) = &next {
-            cur.open_next(&n.statement);
-        }
-        witness_s += t.elapsed().as_secs_f64();
-        let t = Instant::now();
+        cur.set_multiplicities(layout, &tallies[s]);
         for (i, c) in cur.circuits.iter().enumerate() {
             let index = s * per + i;
-            ivc.prove_step(&keys.pp, c, None)
+            ivc.prove_step(pp, c, Some(&pres[index]))
                 .map_err(|e| ProverError::Fold(format!("fold {index}: {e}")))?;
             if let Some(w) = &c.witness {
                 progress(ProveEvent::Folded {
@@ -444,22 +519,19 @@ fn prove_steps(
                 });
             }
         }
-        fold_s += t.elapsed().as_secs_f64();
-        if let Some(n) = next {
-            cur = n;
-        }
-    }
+        Ok(())
+    })?;
     if ivc.num_steps() == 0 {
         return Err(ProverError::Invalid("a segment without folds".into()));
     }
     progress(ProveEvent::Compressing);
     let t2 = Instant::now();
-    let snark = CompressedSnark::prove(&keys.pp, &keys.pk, &ivc).map_err(fold_err("compression"))?;
+    let snark = CompressedSnark::prove(pp, &keys.pk, &ivc).map_err(fold_err("compression"))?;
     let compress_s = t2.elapsed().as_secs_f64();
     let statement = SegmentStatement {
         spec_digest: layout.spec_digest,
         c_start: first.c_before,
-        c_end: cur.statement.c_after,
+        c_end: last.statement.c_after,
         batches: layout.batches_digest(&batch_commits),
         step: first.step,
         steps: k as u64,

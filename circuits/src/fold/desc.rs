@@ -46,6 +46,8 @@ pub(crate) struct Desc {
     pub x_mask: Vec<Var>,
     /// One-hot of the segment index (`[1]` when rows are whole).
     pub seg_onehot: Vec<Expr>,
+    /// First entry of the fold's lookup-table slice.
+    pub tbase: Var,
 }
 
 /// Allocate the descriptor, absorb it into the schedule chain, build the row masks.
@@ -114,6 +116,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         cell_mask,
         x_mask,
         seg_onehot,
+        tbase: fields[7].clone(),
     })
 }
 

@@ -13,10 +13,14 @@
 //! | [`rows`] | W, W′, b, b′, the optimizer's update, F1/F2/F3, commitments | `rows/row{t}/…` |
 //! | [`inputs`] | X columns, D(X), layer 1's claims about X | `x/…` |
 //! | [`settle`] | claims, transcripts, c_batch, the next state | `state/…` |
+//! | [`lookup`] | the table slice, then (second phase) the LogUp sums | `lookup/…` |
 //!
-//! Range checks go through one [`RangeCheck`] for the whole fold, closed by
-//! `finish` after the last component (where a lookup argument would add its
-//! table). docs/SOUNDNESS.md says why each constraint family is there.
+//! Range checks go through one [`RangeCheck`] for the whole fold: a LogUp
+//! lookup (`zkstep_gadgets::lookup`), whose limbs are the circuit's first
+//! phase; the [`lookup`] component allocates the fold's slice of the table
+//! (its multiplicities last: the late values) and, in the second phase at
+//! the challenge α, adds both sums to the state and checks them equal where
+//! the step closes. docs/SOUNDNESS.md says why each constraint family is there.
 
 pub mod cells;
 pub(crate) mod challenges;
@@ -24,6 +28,7 @@ pub mod consume;
 pub(crate) mod ctx;
 pub(crate) mod desc;
 pub(crate) mod inputs;
+pub mod lookup;
 pub(crate) mod produce;
 pub mod record;
 pub mod rows;
@@ -38,7 +43,9 @@ use zkstep_fold::StepCircuit;
 use std::sync::Arc;
 use zkstep_core::spec::Optimizer;
 use zkstep_gadgets::expr::Fr;
-use zkstep_gadgets::range::{BitDecomposition, RangeCheck};
+pub use zkstep_gadgets::lookup::Tally;
+use zkstep_gadgets::lookup::LogUp;
+use zkstep_gadgets::range::RangeCheck;
 
 /// One fold's circuit. `witness: None` synthesises the shape only.
 #[derive(Clone, Debug)]
@@ -47,6 +54,9 @@ pub struct TileCircuit {
     pub layout: Arc<Layout>,
     /// This fold's witness.
     pub witness: Option<Arc<TileWitness>>,
+    /// Where the first phase counts its lookups (a prover's first pass,
+    /// which learns the step's multiplicities from it); None otherwise.
+    pub tally: Option<Tally>,
 }
 
 impl TileCircuit {
@@ -55,66 +65,110 @@ impl TileCircuit {
         TileCircuit {
             layout,
             witness: None,
+            tally: None,
+        }
+    }
+
+    /// A fold's circuit with its witness.
+    pub fn fold(layout: Arc<Layout>, witness: TileWitness) -> Self {
+        TileCircuit {
+            layout,
+            witness: Some(Arc::new(witness)),
+            tally: None,
         }
     }
 }
 
 impl StepCircuit<Fr> for TileCircuit {
-    type Carry = Vec<Var>;
+    type Carry = lookup::FirstPhase;
 
     fn arity(&self) -> usize {
         self.layout.arity()
     }
 
-    // one phase: no challenge is drawn from this fold's own witness (yet)
+    // α: the lookups' challenge, drawn after every fold's first phase
+    fn num_challenges(&self) -> usize {
+        1
+    }
+
+    // the table slice's multiplicities count the whole step's lookups
+    fn late(&self) -> usize {
+        self.layout.table_slice
+    }
+
+    // the second phase changes only the lookup sums, which depend on α
+    fn provisional_next(&self, carry: &Self::Carry) -> Option<Vec<Fr>> {
+        carry.z.iter().map(|v| v.get_value()).collect()
+    }
+
     fn first<CS: ConstraintSystem<Fr>>(
         &self,
         cs: &mut CS,
         z: &[Var],
     ) -> Result<Self::Carry, SynthesisError> {
-        self.synthesize(cs, z)
+        self.first_phase(cs, z)
     }
 
     fn second<CS: ConstraintSystem<Fr>>(
         &self,
-        _: &mut CS,
+        cs: &mut CS,
         carry: Self::Carry,
-        _: &[Var],
+        challenges: &[Var],
     ) -> Result<Vec<Var>, SynthesisError> {
-        Ok(carry)
+        lookup::close(cs.namespace(|| "lookup"), &self.layout, carry, &challenges[0])
     }
 }
 
 impl TileCircuit {
-    /// The fold's constraints: zᵢ ↦ zᵢ₊₁.
-    pub fn synthesize<CS: ConstraintSystem<Fr>>(
+    /// The first phase: the whole fold (every check but the lookups'
+    /// sums), its range checks recorded as lookups, then the table slice's
+    /// multiplicities (allocated last: the late values).
+    pub fn first_phase<CS: ConstraintSystem<Fr>>(
         &self,
         cs: &mut CS,
         z: &[Var],
-    ) -> Result<Vec<Var>, SynthesisError> {
+    ) -> Result<lookup::FirstPhase, SynthesisError> {
         let ctx = Ctx::new(&self.layout, z);
         let w = self.witness.as_deref();
-        let mut rc = BitDecomposition;
-        let out = match self.layout.spec.optimizer {
+        let mut rc = LogUp::new(self.layout.limb_bits, self.tally.clone());
+        let (z_next, desc) = match self.layout.spec.optimizer {
             Optimizer::Sgd { lr_fx } => synthesize(cs, &mut rc, &ctx, &Sgd { lr_fx }, w),
             Optimizer::Momentum { lr_fx, mu_fx } => {
                 synthesize(cs, &mut rc, &ctx, &Momentum { lr_fx, mu_fx }, w)
             }
             Optimizer::Adam(h) => synthesize(cs, &mut rc, &ctx, &Adam { h }, w),
         }?;
-        rc.finish(cs.namespace(|| "range"))?;
-        Ok(out)
+        lookup::first(
+            cs.namespace(|| "multiplicities"),
+            &self.layout,
+            z_next,
+            desc,
+            rc.into_queries(),
+            w.map(|w| w.mult.as_slice()),
+        )
+    }
+
+    /// Both phases at challenge `alpha` (tests and shape statistics): zᵢ ↦ zᵢ₊₁.
+    pub fn synthesize<CS: ConstraintSystem<Fr>>(
+        &self,
+        cs: &mut CS,
+        z: &[Var],
+        alpha: &Var,
+    ) -> Result<Vec<Var>, SynthesisError> {
+        let p = self.first_phase(cs, z)?;
+        lookup::close(cs.namespace(|| "lookup"), &self.layout, p, alpha)
     }
 }
 
-/// The page: every component in order, with the spec's optimizer gadget.
+/// The page: every component in order, with the spec's optimizer gadget;
+/// returns z_{i+1} (the lookup sums passed through) and the descriptor.
 fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     cs: &mut CS,
     rc: &mut R,
     ctx: &Ctx,
     g: &G,
     w: Option<&TileWitness>,
-) -> Result<Vec<Var>, SynthesisError> {
+) -> Result<(Vec<Var>, desc::Desc), SynthesisError> {
     let desc = desc::synthesize(cs.namespace(|| "desc"), ctx, w.map(|w| &w.desc))?;
     let pw = challenges::synthesize(cs.namespace(|| "pow"), ctx, &desc.flags)?;
     let cells = cells::synthesize(
@@ -159,11 +213,12 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         rows: &rows_out,
         inputs: &x,
     };
-    settle::synthesize(
+    let z_next = settle::synthesize(
         cs.namespace(|| "state"),
         ctx,
         &parts,
         w.map(|w| w.salt),
         w.map(|w| w.next),
-    )
+    )?;
+    Ok((z_next, desc))
 }

@@ -194,9 +194,11 @@ fn close_step<CS: ConstraintSystem<Fr>>(
                 short(&mut cs, "gamma".into(), vec![v, c(1)])?,
                 ctx.z(sl.transcript.gamma),
             ),
-            Final::Unchanged(_) | Final::Cleared | Final::AbsorbsBatch | Final::AbsorbsAdam => {
-                continue
-            }
+            Final::Unchanged(_)
+            | Final::Cleared
+            | Final::Lookup
+            | Final::AbsorbsBatch
+            | Final::AbsorbsAdam => continue,
         };
         enforce_eq_if(cs.namespace(|| name), fin, &got, &want);
     }
@@ -227,6 +229,9 @@ fn close_step<CS: ConstraintSystem<Fr>>(
         vec![c(DOMAIN_PARAMS), spec.clone(), add(&step, &one)],
     )?;
     for (i, slot) in slots.iter().enumerate() {
+        if slot.last == Final::Lookup {
+            continue; // the second phase closes the lookup sums
+        }
         let start = match slot.init {
             Init::Statement(f) => match f {
                 StatementField::Spec => continue,

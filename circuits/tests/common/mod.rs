@@ -78,8 +78,9 @@ pub fn case_from(spec: ModelSpec, before: Checkpoint, batch: Batch, rows: Option
 fn case_in(spec: ModelSpec, before: Checkpoint, batch: Batch, layout: Layout) -> Case {
     let trace = step(&spec, &before, &batch).unwrap();
     let layout = Arc::new(layout);
-    let (witnesses, statement) = build_step(&layout, &trace, &before, &batch).unwrap();
+    let (mut witnesses, statement) = build_step(&layout, &trace, &before, &batch).unwrap();
     let z0 = layout.first_state(&statement);
+    with_multiplicities(&layout, &mut witnesses, &z0);
     Case {
         spec,
         before,
@@ -91,7 +92,37 @@ fn case_in(spec: ModelSpec, before: Checkpoint, batch: Batch, layout: Layout) ->
     }
 }
 
-/// Run one fold; Ok(z_next) or Err(failing constraint path).
+/// The lookups' challenge the tests fold at (any fixed value: these tests
+/// check constraints; the challenge's soundness is zkstep-fold's).
+pub fn test_alpha() -> Fr {
+    Fr::from(0x1234_5678_9abc_u64) * Fr::from(0xdef0_1357_u64) + Fr::from(7u64)
+}
+
+/// Count one step's lookups (every fold's first phase, from `z0`) and give
+/// each fold its slice of the multiplicities, as a prover's first pass does.
+pub fn with_multiplicities(layout: &Arc<Layout>, ws: &mut [TileWitness], z0: &[Fr]) {
+    use zkstep_circuits::fold::Tally;
+    let tally: Tally = Arc::new(std::sync::Mutex::new(vec![0; layout.table_size()]));
+    let mut z = z0.to_vec();
+    for w in ws.iter() {
+        let mut cs = nova_snark::frontend::solver::SatisfyingAssignment::<zkstep_circuits::engine::E1>::new();
+        let zin: Vec<AllocatedNum<Fr>> = z
+            .iter()
+            .enumerate()
+            .map(|(i, v)| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(*v)).unwrap())
+            .collect();
+        let c = TileCircuit {
+            tally: Some(tally.clone()),
+            ..TileCircuit::fold(layout.clone(), w.clone())
+        };
+        let p = c.first_phase(&mut cs, &zin).unwrap();
+        z = p.z.iter().map(|a| a.get_value().unwrap()).collect();
+    }
+    let counts = tally.lock().unwrap().clone();
+    zkstep_circuits::witness::fill_multiplicities(layout, ws, &counts).unwrap();
+}
+
+/// Run one fold (both phases, at [`test_alpha`]); Ok(z_next) or Err(failing constraint path).
 pub fn run_fold(layout: &Arc<Layout>, w: &TileWitness, z: &[Fr]) -> Result<Vec<Fr>, String> {
     let mut cs = TestConstraintSystem::<Fr>::new();
     let zin: Vec<AllocatedNum<Fr>> = z
@@ -99,12 +130,10 @@ pub fn run_fold(layout: &Arc<Layout>, w: &TileWitness, z: &[Fr]) -> Result<Vec<F
         .enumerate()
         .map(|(i, v)| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(*v)).unwrap())
         .collect();
-    let c = TileCircuit {
-        layout: layout.clone(),
-        witness: Some(Arc::new(w.clone())),
-    };
+    let alpha = AllocatedNum::alloc(cs.namespace(|| "alpha"), || Ok(test_alpha())).unwrap();
+    let c = TileCircuit::fold(layout.clone(), w.clone());
     let out = c
-        .synthesize(&mut cs.namespace(|| "step"), &zin)
+        .synthesize(&mut cs.namespace(|| "step"), &zin, &alpha)
         .map_err(|e| format!("synthesis: {e}"))?;
     if let Some(which) = cs.which_is_unsatisfied() {
         return Err(which.to_string());
@@ -132,12 +161,10 @@ pub fn num_constraints(layout: &Arc<Layout>, w: &TileWitness) -> usize {
             AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::from(0u64))).unwrap()
         })
         .collect();
-    let c = TileCircuit {
-        layout: layout.clone(),
-        witness: Some(Arc::new(w.clone())),
-    };
+    let alpha = AllocatedNum::alloc(cs.namespace(|| "alpha"), || Ok(test_alpha())).unwrap();
+    let c = TileCircuit::fold(layout.clone(), w.clone());
     let before = cs.num_constraints();
-    c.synthesize(&mut cs.namespace(|| "step"), &zin).unwrap();
+    c.synthesize(&mut cs.namespace(|| "step"), &zin, &alpha).unwrap();
     cs.num_constraints() - before
 }
 
@@ -166,15 +193,19 @@ pub fn segment(toml: &str, rows: usize, seed: u64, k: usize) -> Segment {
         cp = trace.after;
     }
     let openings: Vec<_> = steps.iter().map(|s| s.1).collect();
+    let o = openings[0];
+    let z0 = layout.step_start(&o, layout.segment_init(true), layout.segment_init(false));
     let mut witnesses = vec![];
+    let mut z = z0.clone();
     for (s, (mut ws, _)) in steps.into_iter().enumerate() {
         if let Some(o) = openings.get(s + 1) {
             ws.last_mut().unwrap().next = NextStep::of(o);
         }
+        with_multiplicities(&layout, &mut ws, &z);
+        // the next step's first state, as this step's last fold leaves it
+        z = run_all(&layout, &ws, &z).unwrap();
         witnesses.extend(ws);
     }
-    let o = openings[0];
-    let z0 = layout.step_start(&o, layout.segment_init(true), layout.segment_init(false));
     Segment {
         layout,
         witnesses,

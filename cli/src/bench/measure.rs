@@ -468,6 +468,7 @@ mod tests {
         let s = |nonzeros| ShapeStats {
             constraints: 100_000,
             variables: 50_000,
+            second_variables: 5_000,
             nonzeros,
             layer: zkstep_circuits::sizing::layer_overhead(47).unwrap(),
         };

@@ -1,0 +1,78 @@
+//! The lookup component: the fold's slice of the table and the LogUp sums.
+//!
+//! First phase ([`first`]): after every other component, the
+//! multiplicities of the table entries `tbase … tbase + slice` (the late
+//! values: they count the whole step's queries). Second phase ([`close`]),
+//! at the challenge α the folding layer draws after every fold's first
+//! phase: Σ 1/(α − q) over the fold's queries and Σ mₖ/(α − tbase − k) over
+//! its slice, added to the state's two sums; where the step closes the two
+//! must be equal (`lookup/balanced`), and both restart at zero.
+
+use super::ctx::Var;
+use super::desc::Desc;
+use crate::layout::Layout;
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
+use zkstep_gadgets::expr::{add, alloc, enforce_eq_if, mul, sub, var, Expr, Fr};
+use zkstep_gadgets::lookup::{query_sum, table_sum};
+
+/// What the first phase hands the second.
+pub struct FirstPhase {
+    /// The next state, the lookup sums still as they came in.
+    pub z: Vec<Var>,
+    /// Every value the fold looked up.
+    pub queries: Vec<Expr>,
+    /// Multiplicities of the fold's table slice.
+    pub mult: Vec<Var>,
+    /// Whether this fold closes the step.
+    pub is_final: Expr,
+    /// The slice's first entry.
+    pub tbase: Var,
+}
+
+/// The table slice's multiplicities, allocated last (the late values).
+pub(crate) fn first<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    lay: &Layout,
+    z: Vec<Var>,
+    desc: Desc,
+    queries: Vec<Expr>,
+    mult: Option<&[u64]>,
+) -> Result<FirstPhase, SynthesisError> {
+    let mult = (0..lay.table_slice)
+        .map(|k| {
+            alloc(
+                cs.namespace(|| format!("m{k}")),
+                mult.map(|m| Fr::from(m.get(k).copied().unwrap_or(0))),
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(FirstPhase {
+        z,
+        queries,
+        mult,
+        is_final: desc.flags.is_final,
+        tbase: desc.tbase,
+    })
+}
+
+/// The second phase: both sums at α into the state, balanced where the step closes.
+pub fn close<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    lay: &Layout,
+    p: FirstPhase,
+    alpha: &Var,
+) -> Result<Vec<Var>, SynthesisError> {
+    let sl = lay.slots.lookup;
+    let a = var(alpha);
+    let h = query_sum(cs.namespace(|| "queries"), &a, &p.queries)?;
+    let g = table_sum(cs.namespace(|| "table"), &a, &var(&p.tbase), &p.mult)?;
+    let q = add(&var(&p.z[sl.queries]), &h);
+    let t = add(&var(&p.z[sl.table]), &g);
+    enforce_eq_if(cs.namespace(|| "balanced"), &p.is_final, &q, &t);
+    // both restart at zero for the step that follows (z_n is public)
+    let keep = sub(&zkstep_gadgets::expr::cst::<CS>(Fr::from(1u64)), &p.is_final);
+    let mut out = p.z;
+    out[sl.queries] = mul(cs.namespace(|| "queries next"), &keep, &q)?;
+    out[sl.table] = mul(cs.namespace(|| "table next"), &keep, &t)?;
+    Ok(out)
+}
