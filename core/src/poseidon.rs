@@ -23,10 +23,22 @@ pub type Fr = nova_snark::provider::bn256_grumpkin::bn256::Scalar;
 /// Field elements absorbed per permutation.
 pub const RATE: usize = 24;
 
-/// The sponge constants (computed once; they are deterministic).
+/// The sponges' constants as nova-snark's serde writes them
+/// (`core/presets/`: reading one costs ≈ 1 ms, deriving it ≈ 0.2 s, which a
+/// fresh verifier would pay; `presets_are_the_derived_constants` checks
+/// them, `ZKSTEP_WRITE_PRESETS=1` rewrites them).
+const PRESET24: &[u8] = include_bytes!("../presets/poseidon-fr-u24.bin");
+const PRESET8: &[u8] = include_bytes!("../presets/poseidon-fr-u8.bin");
+
+/// Constants read from `preset`, or derived if it does not decode.
+fn preset_or<T: for<'de> serde::Deserialize<'de>>(preset: &[u8], derive: impl FnOnce() -> T) -> T {
+    postcard::from_bytes(preset).unwrap_or_else(|_| derive())
+}
+
+/// The sponge constants (read once; they are deterministic).
 pub fn constants() -> &'static PoseidonConstants<Fr, U24> {
     static C: OnceLock<PoseidonConstants<Fr, U24>> = OnceLock::new();
-    C.get_or_init(|| Sponge::<Fr, U24>::api_constants(Strength::Standard))
+    C.get_or_init(|| preset_or(PRESET24, || Sponge::<Fr, U24>::api_constants(Strength::Standard)))
 }
 
 /// The IO pattern of [`h24`]: absorb 24, squeeze 1.
@@ -40,7 +52,7 @@ pub const RATE8: usize = 8;
 /// The short sponge's constants (width 9).
 pub fn constants8() -> &'static PoseidonConstants<Fr, U8> {
     static C: OnceLock<PoseidonConstants<Fr, U8>> = OnceLock::new();
-    C.get_or_init(|| Sponge::<Fr, U8>::api_constants(Strength::Standard))
+    C.get_or_init(|| preset_or(PRESET8, || Sponge::<Fr, U8>::api_constants(Strength::Standard)))
 }
 
 /// The IO pattern of a hash of `rate` elements: absorb them, squeeze 1.
@@ -144,5 +156,26 @@ mod tests {
         assert_eq!(h0, h24(&a));
         a[23] = Fr::from(1u64);
         assert_ne!(h0, h24(&a));
+    }
+
+    /// The presets are nova-snark's derivation byte for byte, and hash as
+    /// the derived constants do.
+    #[test]
+    fn presets_are_the_derived_constants() {
+        let d24 = Sponge::<Fr, U24>::api_constants(Strength::Standard);
+        let d8 = Sponge::<Fr, U8>::api_constants(Strength::Standard);
+        let b24 = postcard::to_stdvec(&d24).unwrap();
+        let b8 = postcard::to_stdvec(&d8).unwrap();
+        if std::env::var_os("ZKSTEP_WRITE_PRESETS").is_some() {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets");
+            std::fs::write(dir.join("poseidon-fr-u24.bin"), &b24).unwrap();
+            std::fs::write(dir.join("poseidon-fr-u8.bin"), &b8).unwrap();
+            return;
+        }
+        assert!(b24 == PRESET24 && b8 == PRESET8, "stale presets: rerun with ZKSTEP_WRITE_PRESETS=1");
+        let x: [Fr; RATE] = std::array::from_fn(|k| Fr::from(k as u64 * 31 + 5));
+        let y: [Fr; RATE8] = std::array::from_fn(|k| x[k]);
+        assert_eq!(h24(&x), sponge_hash!(&d24, &x));
+        assert_eq!(h8(&y), sponge_hash!(&d8, &y));
     }
 }

@@ -19,6 +19,7 @@ use crate::instance::{
 use crate::ivc::{check_final, derive_run, plain_layout, FinalState, Ivc};
 use crate::nifs;
 use crate::params::{Params, RoSet, View};
+use crate::rawkey::RebuiltVk;
 use crate::augmented::Config;
 use ff::Field;
 use nova_snark::r1cs::R1CSShape;
@@ -49,7 +50,7 @@ where
 }
 
 /// What the verifier needs (nothing of the prover's parameters).
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Serialize, Deserialize)]
 #[serde(bound = "")]
 pub struct VerifierKey<E1, E2, S1, S2, EE1>
 where
@@ -63,7 +64,7 @@ where
     layout1: WitnessLayout,
     digest: E1::Scalar,
     vk1: S1::VerifierKey,
-    vk2: S2::VerifierKey,
+    vk2: RebuiltVk<E2, S2>,
     ee_vk: Option<EE1::VerifierKey>,
     dk1: DerandKey<E1>,
     dk2: DerandKey<E2>,
@@ -124,7 +125,7 @@ where
     EE1: EvaluationEngineTrait<E1>,
 {
     let (pk1, vk1) = S1::setup(&pp.ck1, &pp.shape1)?;
-    let (pk2, vk2) = S2::setup(&pp.ck2, &pp.shape2)?;
+    let (pk2, vk2) = RebuiltVk::<E2, S2>::setup(&pp.ck2, &pp.shape2)?;
     let (ee_pk, ee_vk) = if pp.layout1.split {
         let (p, v) = EE1::setup(&pp.ck1)?;
         (Some(p), Some(v))
@@ -368,7 +369,7 @@ where
         }
         let (r1, r2) = rayon::join(
             || self.snark1.verify(&vk.vk1, &u1),
-            || self.snark2.verify(&vk.vk2, &u2),
+            || self.snark2.verify(&vk.vk2.vk, &u2),
         );
         r1.map_err(|e| FoldError::Rejected(format!("the primary's SNARK: {e}")))?;
         r2.map_err(|e| FoldError::Rejected(format!("the secondary's SNARK: {e}")))?;

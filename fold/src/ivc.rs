@@ -355,7 +355,7 @@ where
             drawn,
         };
         let mut cs = WitnessRecorder::<E1::Scalar>::new(cfg.split());
-        let z_next = synthesize_primary::<E2, C, _>(&mut cs, &cfg, &pp.ro.c2, step, Some(&inputs))?;
+        let z_next = synthesize_primary::<E2, C, _>(&mut cs, &cfg, pp.ro.c2(), step, Some(&inputs))?;
         let (u1, w1) = commit_primary(pp, &cs, pre, self.i)?;
         let z_next = z_next
             .iter()
@@ -415,7 +415,7 @@ where
             blind_next: blind2_next,
         };
         let mut cs = WitnessRecorder::<E2::Scalar>::new(false);
-        synthesize_secondary::<E1, _>(&mut cs, &cfg, &pp.ro.c1, Some(&inputs))?;
+        synthesize_secondary::<E1, _>(&mut cs, &cfg, pp.ro.c1(), Some(&inputs))?;
         let layout2 = plain_layout(pp.shape2.num_vars());
         let w2 = cs.witness(&layout2)?;
         let blinds2 = vec![E2::Scalar::random(&mut OsRng)];

@@ -23,6 +23,7 @@
 //! | [`params`] | shapes, commitment keys, the digest |
 //! | [`ivc`] | the driver: [`Ivc`], precommitments, recursive verification |
 //! | [`compress`] | zero-knowledge compression and its verification |
+//! | `rawkey` | the secondary's verifier key, written uncompressed and rebuilt when read |
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod augmented;
@@ -35,6 +36,7 @@ pub mod instance;
 pub mod ivc;
 pub mod nifs;
 pub mod params;
+mod rawkey;
 pub mod step;
 pub mod testing;
 

@@ -15,18 +15,33 @@ use nova_snark::r1cs::{CommitmentKeyHint, R1CSShape};
 use nova_snark::traits::{Engine, ROConstants, ROConstantsCircuit};
 use serde::{Deserialize, Serialize};
 use sha3::{Digest, Sha3_256};
+use std::any::type_name;
+use std::sync::OnceLock;
 
 /// The Poseidon constants of both curves' ROs, native and in-circuit
-/// (deterministic: made, never stored).
+/// (deterministic: never stored in keys), from [`native_constants`]
+/// (presets for BN254/Grumpkin, else derived: ≈ 0.2 s each on the
+/// development machine); the in-circuit ones on first use, so a verifier
+/// never makes them.
 pub struct RoSet<E1: Engine, E2: Engine> {
     /// Native, over E1's base field (the secondary's hashes).
     pub n1: ROConstants<E1>,
     /// Native, over E2's base field (the primary's hashes).
     pub n2: ROConstants<E2>,
+    c1: OnceLock<ROConstantsCircuit<E1>>,
+    c2: OnceLock<ROConstantsCircuit<E2>>,
+}
+
+impl<E1: Engine, E2: Engine> RoSet<E1, E2> {
     /// In the secondary circuit.
-    pub c1: ROConstantsCircuit<E1>,
+    pub fn c1(&self) -> &ROConstantsCircuit<E1> {
+        self.c1.get_or_init(native_constants)
+    }
+
     /// In the primary circuit.
-    pub c2: ROConstantsCircuit<E2>,
+    pub fn c2(&self) -> &ROConstantsCircuit<E2> {
+        self.c2.get_or_init(native_constants)
+    }
 }
 
 impl<E1: Engine, E2: Engine> Clone for RoSet<E1, E2> {
@@ -43,12 +58,41 @@ impl<E1: Engine, E2: Engine> Clone for RoSet<E1, E2> {
 impl<E1: Engine, E2: Engine> Default for RoSet<E1, E2> {
     fn default() -> Self {
         RoSet {
-            n1: Default::default(),
-            n2: Default::default(),
-            c1: Default::default(),
-            c2: Default::default(),
+            n1: native_constants::<ROConstants<E1>>(),
+            n2: native_constants::<ROConstants<E2>>(),
+            c1: OnceLock::new(),
+            c2: OnceLock::new(),
         }
     }
+}
+
+/// nova-snark's native RO constants over BN254's two fields, as its serde
+/// writes them (`fold/presets/`; `native_constants_presets_are_the_derived_ones`
+/// checks them against a fresh derivation, `ZKSTEP_WRITE_PRESETS=1` rewrites them).
+const PRESET_FR: &[u8] = include_bytes!("../presets/ro-bn254-fr.bin");
+const PRESET_FQ: &[u8] = include_bytes!("../presets/ro-bn254-fq.bin");
+
+fn preset(name: &str) -> Option<&'static [u8]> {
+    use nova_snark::provider::bn256_grumpkin::bn256::{Base, Scalar};
+    use nova_snark::provider::poseidon::PoseidonConstantsCircuit;
+    if name == type_name::<PoseidonConstantsCircuit<Scalar>>() {
+        Some(PRESET_FR)
+    } else if name == type_name::<PoseidonConstantsCircuit<Base>>() {
+        Some(PRESET_FQ)
+    } else {
+        None
+    }
+}
+
+/// RO constants of type `T` (native or in-circuit: nova-snark uses one type
+/// for both): read from a preset when one is for `T`
+/// (≈ 1 ms), derived otherwise (≈ 0.2 s: round constants, MDS matrices and
+/// their sparse factors). Reading them is what keeps a fresh verifier fast.
+pub fn native_constants<T: Default + for<'de> Deserialize<'de>>() -> T {
+    // by name: the RO's constants type is an associated type, not known 'static
+    preset(type_name::<T>())
+        .and_then(|b| postcard::from_bytes(b).ok())
+        .unwrap_or_default()
 }
 
 /// What verification reads of the parameters (the verifier key has it too).
@@ -118,10 +162,10 @@ where
 {
     let ro = RoSet::<E1, E2>::default();
     let mut cs = ShapeRecorder::<E1::Scalar>::new(cfg.split());
-    synthesize_primary::<E2, C, _>(&mut cs, cfg, &ro.c2, step, None)?;
+    synthesize_primary::<E2, C, _>(&mut cs, cfg, ro.c2(), step, None)?;
     let (s1, layout) = cs.into_shape::<E1>()?;
     let mut cs = ShapeRecorder::<E2::Scalar>::new(false);
-    synthesize_secondary::<E1, _>(&mut cs, cfg, &ro.c1, None)?;
+    synthesize_secondary::<E1, _>(&mut cs, cfg, ro.c1(), None)?;
     let (s2, _) = cs.into_shape::<E2>()?;
     Ok((s1, layout, s2))
 }
@@ -378,5 +422,45 @@ where
             primary_second: self.layout1.second,
             ..sizes_of(&self.shape1, &self.shape2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nova_snark::provider::bn256_grumpkin::bn256::{Base, Scalar};
+    use nova_snark::provider::poseidon::{PoseidonConstantsCircuit, PoseidonRO};
+    use nova_snark::traits::ROTrait;
+
+    /// The preset equals a fresh derivation byte for byte, and the sponge
+    /// read from it hashes as the derived one does.
+    fn check<F>(file: &str, preset: &[u8])
+    where
+        F: PrimeField + PrimeFieldBits + Serialize + for<'de> Deserialize<'de>,
+    {
+        let derived = PoseidonConstantsCircuit::<F>::default();
+        let bytes = postcard::to_stdvec(&derived).unwrap();
+        if std::env::var_os("ZKSTEP_WRITE_PRESETS").is_some() {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets").join(file);
+            std::fs::write(path, &bytes).unwrap();
+            return;
+        }
+        assert!(bytes == preset, "{file} is not nova-snark's derivation; rerun with ZKSTEP_WRITE_PRESETS=1");
+        let read: PoseidonConstantsCircuit<F> = native_constants();
+        for mode in [nova_snark::traits::ROMode::Wide, nova_snark::traits::ROMode::Narrow] {
+            let mut a = PoseidonRO::<F>::new_with_mode(derived.clone(), mode);
+            let mut b = PoseidonRO::<F>::new_with_mode(read.clone(), mode);
+            for k in 0..30u64 {
+                a.absorb(F::from(k * k + 7));
+                b.absorb(F::from(k * k + 7));
+            }
+            assert_eq!(a.squeeze(HASH_BITS, false), b.squeeze(HASH_BITS, false));
+        }
+    }
+
+    #[test]
+    fn native_constants_presets_are_the_derived_ones() {
+        check::<Scalar>("ro-bn254-fr.bin", PRESET_FR);
+        check::<Base>("ro-bn254-fq.bin", PRESET_FQ);
     }
 }

@@ -49,6 +49,14 @@ fn per_fold_accepts_permutations_and_rejects_others() {
     assert_eq!(ivc.verify(&pp, 3, &z0).unwrap(), vec![F::from(3), F::from(9)]);
     let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
     assert_eq!(proof.verify(&vk, 3, &z0).unwrap(), vec![F::from(3), F::from(9)]);
+    // the key read back (the secondary's rebuilt from its shape and its
+    // uncompressed commitment key) is the same key; a cut one is refused
+    type Vk = compress::VerifierKey<E1, E2, S1, S2, EE1>;
+    let bytes = postcard::to_stdvec(&vk).unwrap();
+    let back: Vk = postcard::from_bytes(&bytes).unwrap();
+    assert_eq!(postcard::to_stdvec(&back).unwrap(), bytes);
+    assert_eq!(proof.verify(&back, 3, &z0).unwrap(), vec![F::from(3), F::from(9)]);
+    assert!(postcard::from_bytes::<Vk>(&bytes[..bytes.len() - 100]).is_err());
 
     // a fold whose b is not a permutation of its a
     let mut ivc = Ivc::new(&pp, &z0, vec![]).unwrap();

@@ -174,6 +174,8 @@ fn binary_exit_codes_and_file_checks() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["accepted"], true);
     assert_eq!(v["params"], "dev");
+    // the command's whole time includes the proof check
+    assert!(v["total_ms"].as_f64().unwrap() >= v["verify_ms"].as_f64().unwrap());
     let (rc, out, _) = verify_bin(&[
         "--vk",
         &s("verifying.key"),
@@ -189,7 +191,7 @@ fn binary_exit_codes_and_file_checks() {
         &s("batch.safetensors"),
     ]);
     assert_eq!(rc, 0, "{out}");
-    assert!(out.contains("ACCEPTED"));
+    assert!(out.contains("ACCEPTED in") && out.contains("proof check"), "{out}");
     // the after-checkpoint given as the before one
     let (rc, _, err) = verify_bin(&[
         "--vk",
