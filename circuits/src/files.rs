@@ -29,8 +29,8 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// zkstep-fold's, not nova-snark's IVC; 9: range checks by lookup, the
 /// challenge drawn from every fold's committed first phase; 10: the
 /// secondary's verifier key written as its shape and uncompressed key, the
-/// checksum SHA-256).
-pub const FILE_VERSION: u32 = 10;
+/// checksum SHA-256; 11: the proving key's commitment keys uncompressed).
+pub const FILE_VERSION: u32 = 11;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;
@@ -115,6 +115,29 @@ pub enum FileError {
     /// Bytes after the payload's encoding.
     #[error("{0} bytes after the payload's encoding")]
     Trailing(usize),
+    /// A key's rows per tile or segments per row out of range.
+    #[error("rows per tile {rows} or segments per row {segments} out of range (1 to {MAX_TILING})")]
+    Tiling {
+        /// Declared rows per tile.
+        rows: u64,
+        /// Declared segments per row.
+        segments: u64,
+    },
+}
+
+/// Most rows a tile, or segments a row, a key may declare: far above any
+/// layout keygen makes, and a bound on what a hostile key can make its
+/// reader allocate.
+pub const MAX_TILING: u64 = 1 << 20;
+
+/// A key's declared tiling, checked before a layout is built from it (the
+/// proving and the verifying key's reader both).
+pub fn check_tiling(rows: u64, segments: u64) -> Result<(), FileError> {
+    if (1..=MAX_TILING).contains(&rows) && (1..=MAX_TILING).contains(&segments) {
+        Ok(())
+    } else {
+        Err(FileError::Tiling { rows, segments })
+    }
 }
 
 /// Envelope header fields.

@@ -188,6 +188,16 @@ fn three_chained_steps_prove_and_verify() {
         assert!(err.contains("problem(s) found"), "{what}: {err}");
         restore();
     }
+    // a manifest of no steps is refused, not accepted as proving nothing
+    let mpath = d.path().join("run/run.json");
+    let manifest = std::fs::read(&mpath).unwrap();
+    let mut m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+    m["steps"] = serde_json::json!([]);
+    std::fs::write(&mpath, serde_json::to_vec(&m).unwrap()).unwrap();
+    let (ok, out, err) = verify_run();
+    assert!(!ok && !out.contains("ACCEPTED"), "{out}{err}");
+    assert!(err.contains("run.json") && err.contains("lists no steps"), "{err}");
+    std::fs::write(&mpath, &manifest).unwrap();
     // prove: an after-checkpoint that is not the declared step
     let (ok, _, err) = prove_bad(
         "spec.toml",

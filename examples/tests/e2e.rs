@@ -298,7 +298,7 @@ fn adam_mid_run_proves_and_verifies() {
 #[test]
 fn microspartan_proves_and_verifies_and_compressions_do_not_mix() {
     let f = sgd();
-    assert_eq!(f.keys.vk.compression(), Compression::Spartan);
+    assert_eq!(f.keys.compression(), Compression::Spartan);
     let keys = keygen_with(
         &f.spec,
         Some(2),
@@ -307,7 +307,7 @@ fn microspartan_proves_and_verifies_and_compressions_do_not_mix() {
         Setup::Dev,
     )
     .unwrap();
-    assert_eq!(keys.vk.compression(), Compression::MicroSpartan);
+    assert_eq!(keys.compression(), Compression::MicroSpartan);
     let (proof, _t) = prove(&keys, &f.before, &f.after, &f.batch, &mut |_| {}).unwrap();
     let pp = read_proof(&proof_bytes(&keys, &proof).unwrap()).unwrap();
     let vk_pp = read_verifying_key(&verifying_key_bytes(&keys).unwrap()).unwrap();

@@ -23,7 +23,7 @@
 //! | [`params`] | shapes, commitment keys, the digest |
 //! | [`ivc`] | the driver: [`Ivc`], precommitments, recursive verification |
 //! | [`compress`] | zero-knowledge compression and its verification |
-//! | `rawkey` | the secondary's verifier key, written uncompressed and rebuilt when read |
+//! | `rawkey` | commitment keys written uncompressed; the secondary's verifier key rebuilt when read |
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod augmented;

@@ -143,7 +143,11 @@ where
     pub(crate) shape1: R1CSShape<E1>,
     pub(crate) layout1: WitnessLayout,
     pub(crate) shape2: R1CSShape<E2>,
+    #[serde(serialize_with = "crate::rawkey::ck::serialize::<E1, _>")]
+    #[serde(deserialize_with = "crate::rawkey::ck::deserialize::<E1, _>")]
     pub(crate) ck1: CommitmentKey<E1>,
+    #[serde(serialize_with = "crate::rawkey::ck::serialize::<E2, _>")]
+    #[serde(deserialize_with = "crate::rawkey::ck::deserialize::<E2, _>")]
     pub(crate) ck2: CommitmentKey<E2>,
     pub(crate) digest: E1::Scalar,
     #[serde(skip)]

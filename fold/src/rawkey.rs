@@ -1,11 +1,14 @@
-//! The secondary's verifier key, written as what rebuilds it: its R1CS
-//! shape and its commitment key in nova-snark's uncompressed key format
-//! (`save_setup` / `load_setup`: affine coordinates, each point checked on
-//! the curve). Through serde the key's 2¹⁴ Grumpkin generators are
-//! compressed, and reading each costs a square root: ≈ 0.4 s of a fresh
-//! `zkstep-verify` on the development machine, against ≈ 10 ms this way.
-//! The key is rebuilt by the SNARK's own `setup`, so it is the very key
-//! keygen made (same padding, same digest).
+//! Commitment keys written uncompressed, in nova-snark's own key format
+//! (`save_setup` / `load_setup`: affine coordinates, every point checked on
+//! the curve, HyperKZG's τ·H checked in its subgroup). Through serde the
+//! points are compressed, and reading each costs a square root: ≈ 0.4 s
+//! for the secondary's 2¹⁴ Grumpkin generators in a fresh `zkstep-verify`,
+//! and most of the time a proving key takes to read (2¹⁷–2²¹ BN254 points).
+//!
+//! [`ck`] is a `#[serde(with)]` module for a commitment key; [`RebuiltVk`]
+//! writes a SNARK's verifier key as the shape and key it was made from and
+//! rebuilds it with the SNARK's own `setup`, so it is the very key keygen
+//! made (same padding, same digest).
 
 use crate::instance::CommitmentKey;
 use nova_snark::r1cs::R1CSShape;
@@ -17,6 +20,82 @@ use serde::ser::SerializeTuple;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::marker::PhantomData;
+
+/// The label every zkstep key's blinding generator is derived from
+/// (nova-snark's `R1CSShape::commitment_key*` use it; HyperKZG's key format
+/// does not store that generator, so reading re-derives it from the label,
+/// and [`ck::deserialize`] checks it against the one written).
+const LABEL: &[u8] = b"ck";
+
+/// A commitment key as (points, raw bytes, blinding key); see the module header.
+pub(crate) mod ck {
+    use super::*;
+
+    pub fn serialize<E: Engine, Z: Serializer>(ck: &CommitmentKey<E>, s: Z) -> Result<Z::Ok, Z::Error> {
+        let n = ck.length();
+        if !n.is_power_of_two() {
+            return Err(serde::ser::Error::custom(format!("a commitment key of {n} points (not a power of two)")));
+        }
+        let mut raw = std::io::Cursor::new(Vec::new());
+        E::CE::save_setup(ck, &mut raw).map_err(|e| serde::ser::Error::custom(format!("{e:?}")))?;
+        let mut t = s.serialize_tuple(3)?;
+        t.serialize_element(&(n as u64))?;
+        t.serialize_element(&Raw(raw.into_inner()))?;
+        t.serialize_element(&E::CE::derand_key(ck))?;
+        t.end()
+    }
+
+    pub fn deserialize<'de, E: Engine, D: Deserializer<'de>>(d: D) -> Result<CommitmentKey<E>, D::Error> {
+        struct V<E>(PhantomData<E>);
+        impl<'de, E: Engine> Visitor<'de> for V<E> {
+            type Value = CommitmentKey<E>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key length, an uncompressed commitment key and its blinding key")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let missing = || de::Error::custom("truncated commitment key");
+                let n: u64 = seq.next_element()?.ok_or_else(missing)?;
+                let raw: Raw = seq.next_element()?.ok_or_else(missing)?;
+                let dk: <E::CE as CommitmentEngineTrait<E>>::DerandKey = seq.next_element()?.ok_or_else(missing)?;
+                // a length the bytes cannot hold (a point takes ≥ 32 bytes) is
+                // refused before anything is allocated for it
+                if n == 0 || !n.is_power_of_two() || n.saturating_mul(32) > raw.0.len() as u64 {
+                    return Err(de::Error::custom(format!("commitment key of {n} points in {} bytes", raw.0.len())));
+                }
+                let mut r = std::io::Cursor::new(&raw.0[..]);
+                let ck = E::CE::load_setup(&mut r, LABEL, n as usize)
+                    .map_err(|e| de::Error::custom(format!("commitment key: {e:?}")))?;
+                if r.position() != raw.0.len() as u64 || ck.length() as u64 != n {
+                    return Err(de::Error::custom("commitment key: bytes past its points"));
+                }
+                let same = postcard::to_stdvec(&E::CE::derand_key(&ck)).ok() == postcard::to_stdvec(&dk).ok();
+                if !same {
+                    return Err(de::Error::custom("commitment key: another blinding generator"));
+                }
+                Ok(ck)
+            }
+        }
+        d.deserialize_tuple(3, V::<E>(PhantomData))
+    }
+}
+
+/// A commitment key borrowed for [`ck::serialize`] inside a tuple.
+struct CkRef<'a, E: Engine>(&'a CommitmentKey<E>);
+
+impl<E: Engine> Serialize for CkRef<'_, E> {
+    fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
+        ck::serialize::<E, Z>(self.0, s)
+    }
+}
+
+/// A commitment key read by [`ck::deserialize`] inside a tuple.
+struct CkOwned<E: Engine>(CommitmentKey<E>);
+
+impl<'de, E: Engine> Deserialize<'de> for CkOwned<E> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        ck::deserialize::<E, D>(d).map(CkOwned)
+    }
+}
 
 /// A SNARK's verifier key with the shape and commitment key it was made from.
 pub(crate) struct RebuiltVk<E: Engine, S: RelaxedR1CSSNARKTrait<E>> {
@@ -43,46 +122,15 @@ impl<E: Engine, S: RelaxedR1CSSNARKTrait<E>> RebuiltVk<E, S> {
 
 impl<E: Engine, S: RelaxedR1CSSNARKTrait<E>> Serialize for RebuiltVk<E, S> {
     fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
-        let mut raw = std::io::Cursor::new(Vec::new());
-        E::CE::save_setup(&self.ck, &mut raw).map_err(|e| serde::ser::Error::custom(format!("{e:?}")))?;
-        let raw = raw.into_inner();
-        let mut t = s.serialize_tuple(3)?;
-        t.serialize_element(&self.shape)?;
-        t.serialize_element(&(self.ck.length() as u64))?;
-        t.serialize_element(&Raw(raw))?;
-        t.end()
+        (&self.shape, CkRef::<E>(&self.ck)).serialize(s)
     }
 }
 
 impl<'de, E: Engine, S: RelaxedR1CSSNARKTrait<E>> Deserialize<'de> for RebuiltVk<E, S> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<E, S>(PhantomData<(E, S)>);
-        impl<'de, E: Engine, S: RelaxedR1CSSNARKTrait<E>> Visitor<'de> for V<E, S> {
-            type Value = RebuiltVk<E, S>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a shape, a key length and an uncompressed commitment key")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let missing = || de::Error::custom("truncated verifier key");
-                let shape: R1CSShape<E> = seq.next_element()?.ok_or_else(missing)?;
-                let n: u64 = seq.next_element()?.ok_or_else(missing)?;
-                let raw: Raw = seq.next_element()?.ok_or_else(missing)?;
-                // a length the bytes cannot hold (a point takes ≥ 32 bytes) is
-                // refused before anything is allocated for it
-                if n == 0 || !n.is_power_of_two() || n.saturating_mul(32) > raw.0.len() as u64 {
-                    return Err(de::Error::custom(format!("commitment key of {n} points in {} bytes", raw.0.len())));
-                }
-                let mut r = std::io::Cursor::new(&raw.0[..]);
-                let ck = E::CE::load_setup(&mut r, b"", n as usize)
-                    .map_err(|e| de::Error::custom(format!("commitment key: {e:?}")))?;
-                if r.position() != raw.0.len() as u64 {
-                    return Err(de::Error::custom("trailing bytes after the commitment key"));
-                }
-                let (_, vk) = S::setup(&ck, &shape).map_err(|e| de::Error::custom(format!("verifier key: {e}")))?;
-                Ok(RebuiltVk { shape, ck, vk })
-            }
-        }
-        d.deserialize_tuple(3, V(PhantomData))
+        let (shape, CkOwned(ck)) = <(R1CSShape<E>, CkOwned<E>)>::deserialize(d)?;
+        let (_, vk) = S::setup(&ck, &shape).map_err(|e| de::Error::custom(format!("verifier key: {e}")))?;
+        Ok(RebuiltVk { shape, ck, vk })
     }
 }
 

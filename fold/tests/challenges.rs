@@ -57,6 +57,10 @@ fn per_fold_accepts_permutations_and_rejects_others() {
     assert_eq!(postcard::to_stdvec(&back).unwrap(), bytes);
     assert_eq!(proof.verify(&back, 3, &z0).unwrap(), vec![F::from(3), F::from(9)]);
     assert!(postcard::from_bytes::<Vk>(&bytes[..bytes.len() - 100]).is_err());
+    // so are the parameters (both commitment keys written uncompressed)
+    let bytes = postcard::to_stdvec(&pp).unwrap();
+    let back: zkstep_fold::Params<E1, E2> = postcard::from_bytes(&bytes).unwrap();
+    assert_eq!(postcard::to_stdvec(&back).unwrap(), bytes);
 
     // a fold whose b is not a permutation of its a
     let mut ivc = Ivc::new(&pp, &z0, vec![]).unwrap();

@@ -11,7 +11,7 @@
 
 use crate::error::{ProverError, Result};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use zkstep_circuits::fold::Tally;
 use std::time::Instant;
 use zkstep_circuits::engine::{
@@ -45,10 +45,30 @@ pub struct Keys {
     pub pp: PublicParams,
     /// Compression prover key.
     pub pk: ProverKey,
-    /// Compression verifier key.
-    pub vk: VerifierKey,
+    /// Compression verifier key: made by keygen, or derived from the
+    /// parameters on first use ([`Keys::vk`]) when the keys were read from
+    /// a proving key (`zkstep prove` never needs it; MicroSpartan's costs
+    /// seconds to derive).
+    vk: OnceLock<VerifierKey>,
     /// How the commitment key was made.
     pub params: ParamsKind,
+}
+
+impl Keys {
+    /// The compression's verifier key (derived on first use, see the field).
+    pub fn vk(&self) -> Result<&VerifierKey> {
+        if let Some(vk) = self.vk.get() {
+            return Ok(vk);
+        }
+        let (_, vk) = CompressedSnark::setup(&self.pp, self.pk.compression())
+            .map_err(fold_err("compression keys"))?;
+        Ok(self.vk.get_or_init(|| vk))
+    }
+
+    /// The compression these keys prove with.
+    pub fn compression(&self) -> Compression {
+        self.pk.compression()
+    }
 }
 
 fn fold_err(what: &str) -> impl Fn(FoldError) -> ProverError + '_ {
@@ -116,7 +136,7 @@ pub fn keygen_with(
         layout,
         pp,
         pk,
-        vk,
+        vk: OnceLock::from(vk),
         params,
     })
 }
@@ -141,7 +161,7 @@ pub fn verifying_key_bytes(keys: &Keys) -> Result<Vec<u8>> {
         spec_toml: &toml,
         rows: keys.layout.rows as u64,
         segments: keys.layout.segments as u64,
-        vk: &keys.vk,
+        vk: keys.vk()?,
     };
     files::encode(header(keys, FileKind::VerifyingKey), &payload)
         .map_err(|e| ProverError::Invalid(e.to_string()))
@@ -165,7 +185,7 @@ pub fn write_keys(dir: &Path, keys: &Keys) -> Result<()> {
     Ok(())
 }
 
-/// Read a proving key file (the verifying key is re-derived from it).
+/// Read a proving key file (the verifying key is derived from it when asked for).
 pub fn read_proving_key(path: &Path) -> Result<Keys> {
     init_msm();
     let bad = |m: String| ProverError::Invalid(format!("{}: {m}", path.display()));
@@ -187,18 +207,17 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
             "the embedded spec does not match the header's spec digest".into(),
         ));
     }
+    files::check_tiling(p.rows, p.segments).map_err(|e| bad(e.to_string()))?;
     let layout = Arc::new(Layout::with_segments(
         &spec,
         p.rows as usize,
         p.segments as usize,
     )?);
-    let (_, vk) =
-        CompressedSnark::setup(&p.pp, p.pk.compression()).map_err(fold_err("compression keys"))?;
     Ok(Keys {
         layout,
         pp: p.pp,
         pk: p.pk,
-        vk,
+        vk: OnceLock::new(),
         params: h.params,
     })
 }

@@ -62,7 +62,7 @@ fn keygen_from_ptau_files_proves_and_verifies() {
     };
     let after = step(spec, &before, &batch).unwrap().after;
     let (proof, _) = prove(keys, &before, &after, &batch, &mut |_| {}).unwrap();
-    zkstep_circuits::verify::verify_payload(&keys.layout, &keys.vk, spec.digest(), &proof, None)
+    zkstep_circuits::verify::verify_payload(&keys.layout, keys.vk().unwrap(), spec.digest(), &proof, None)
         .unwrap();
 }
 
@@ -71,9 +71,9 @@ fn the_verifiers_rederivation_gives_keygens_key() {
     // the verifier's `--ptau` check compares these encodings (another τ
     // giving another key is tested there, verifier/tests/ceremony.rs)
     let f = fixture();
-    let again = ceremony_keys(f.keys.layout.clone(), f.keys.vk.compression(), &f.ptau).unwrap();
+    let again = ceremony_keys(f.keys.layout.clone(), f.keys.compression(), &f.ptau).unwrap();
     assert!(
-        bytes(&again.vk) == bytes(&f.keys.vk),
+        bytes(&again.vk) == bytes(f.keys.vk().unwrap()),
         "same files, another key"
     );
 }
@@ -123,12 +123,39 @@ fn unusable_ceremony_directories_are_clear_errors() {
         odd.extend_from_slice(&0i64.to_le_bytes());
     }
     std::fs::write(dir.path().join(&name), &odd).unwrap();
-    match ceremony_keys(f.keys.layout.clone(), f.keys.vk.compression(), dir.path()) {
+    match ceremony_keys(f.keys.layout.clone(), f.keys.compression(), dir.path()) {
         Err(ParamsError::Ptau { path, msg }) => {
             assert_eq!(path, dir.path());
             assert!(msg.contains("malformed") && msg.contains(&name), "{msg}");
         }
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("parameters from a malformed ptau file"),
+    }
+}
+
+/// A proving key written and read back gives keygen's verifying key (derived
+/// on first use); one re-sealed with its tiling past the bounds is refused
+/// with the reason, before anything is built from it.
+#[test]
+fn proving_keys_read_back_and_their_tiling_is_bounded() {
+    use zkstep_circuits::files::{ProvingKeyPayload, MAX_TILING};
+    use zkstep_prover::ivc::{read_proving_key, write_keys, PROVING_KEY_FILE};
+    let f = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    write_keys(dir.path(), &f.keys).unwrap();
+    let path = dir.path().join(PROVING_KEY_FILE);
+    let back = read_proving_key(&path).unwrap();
+    assert!(bytes(back.vk().unwrap()) == bytes(f.keys.vk().unwrap()));
+    let raw = std::fs::read(&path).unwrap();
+    let (h, mut p): (Header, ProvingKeyPayload) = files::decode(&raw, FileKind::ProvingKey).unwrap();
+    for (rows, segments) in [(u64::MAX, 1), (1 << 40, 1), (MAX_TILING + 1, 1), (0, 1), (2, 0), (2, u64::MAX)] {
+        p.rows = rows;
+        p.segments = segments;
+        std::fs::write(&path, files::encode(h, &p).unwrap()).unwrap();
+        let e = match read_proving_key(&path) {
+            Ok(_) => panic!("rows {rows}, segments {segments}: read"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("proving.key") && e.contains("out of range"), "{e}");
     }
 }

@@ -129,12 +129,7 @@ fn decode_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
             "the embedded spec does not match the header's spec digest".into(),
         ));
     }
-    if p.rows == 0 || p.rows > 1 << 20 || p.segments == 0 || p.segments > 1 << 20 {
-        return Err(VerifyError::Malformed(format!(
-            "rows per tile {} or segments per row {} out of range",
-            p.rows, p.segments
-        )));
-    }
+    files::check_tiling(p.rows, p.segments).map_err(|e| VerifyError::Malformed(e.to_string()))?;
     let layout = Layout::with_segments(&spec, p.rows as usize, p.segments as usize)
         .map_err(|e| VerifyError::Malformed(e.to_string()))?;
     Ok(VerifyingKey {

@@ -37,16 +37,17 @@ fn existing_proof_verifies(
     let Ok(bytes) = read_input(path, Input::Proof) else {
         return Ok(false);
     };
+    let vk = keys.vk()?;
     use zkstep_circuits::verify::{verify_payload, verify_segment_payload};
     Ok(if unit.segment {
         let want = segment_statement(s, &keys.layout, mpath, unit.entries)?;
         files::decode::<SegmentPayload>(&bytes, FileKind::SegmentProof).is_ok_and(|(h, p)| {
-            verify_segment_payload(&keys.layout, &keys.vk, h.spec_digest, &p, Some(&want)).is_ok()
+            verify_segment_payload(&keys.layout, vk, h.spec_digest, &p, Some(&want)).is_ok()
         })
     } else {
         let want = statement(s, mpath, &unit.entries[0])?;
         files::decode::<ProofPayload>(&bytes, FileKind::Proof).is_ok_and(|(h, p)| {
-            verify_payload(&keys.layout, &keys.vk, h.spec_digest, &p, Some(&want)).is_ok()
+            verify_payload(&keys.layout, vk, h.spec_digest, &p, Some(&want)).is_ok()
         })
     })
 }

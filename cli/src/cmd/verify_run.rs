@@ -32,6 +32,13 @@ pub fn run(a: VerifyRunArgs) -> Result<()> {
     let run = a.run.as_path();
     let mpath = run.join(MANIFEST);
     let m = RunManifest::read(&mpath)?;
+    // a run of no steps proves nothing: never "ACCEPTED: 0 steps"
+    if m.steps.is_empty() {
+        return Err(CliError::BadFile {
+            path: mpath,
+            msg: "the run lists no steps: there is nothing to verify".into(),
+        });
+    }
     let s = m.spec(run, &mpath)?;
     let vk = read_verifying_key(&read_input(&a.vk, Input::VerifyingKey)?).map_err(|e| {
         CliError::BadFile {
