@@ -66,6 +66,29 @@ fn ptau_files(dir: &Path) -> String {
     }
 }
 
+/// Every `ppot_*.ptau` entry of `dir` must be a regular file (through
+/// symlinks): nova-snark opens the one it picks with a plain `File::open`,
+/// and opening a FIFO blocks until a writer comes, which may be never.
+fn refuse_unreadable(dir: &Path) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot list the ceremony directory: {e}"))?;
+    for e in entries.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("ppot_") && name.ends_with(".ptau")) {
+            continue;
+        }
+        match std::fs::metadata(e.path()) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "{name} is not a regular file (a FIFO, a device or a directory cannot be a ceremony file)"
+                ))
+            }
+            Err(err) => return Err(format!("{name}: {err}")),
+        }
+    }
+    Ok(())
+}
+
 /// Nova's public parameters for `layout` from the ceremony files in `dir`,
 /// then the compression keys. Never panics: nova-snark's ptau reader
 /// asserts on some malformed files, and that is reported as
@@ -88,6 +111,7 @@ pub fn ceremony_keys(
         }
         Err(e) => return Err(bad(format!("cannot open the ceremony directory: {e}"))),
     }
+    refuse_unreadable(dir).map_err(bad)?;
     let shape = TileCircuit::shape(layout);
     let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         PublicParams::setup_with_ptau_dir(

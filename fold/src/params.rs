@@ -466,5 +466,12 @@ mod tests {
     fn native_constants_presets_are_the_derived_ones() {
         check::<Scalar>("ro-bn254-fr.bin", PRESET_FR);
         check::<Base>("ro-bn254-fq.bin", PRESET_FQ);
+        // the engines zkstep folds over find their presets (by type name)
+        type E1 = nova_snark::provider::Bn256EngineKZG;
+        type E2 = nova_snark::provider::GrumpkinEngine;
+        assert_eq!(preset(type_name::<ROConstants<E1>>()), Some(PRESET_FQ));
+        assert_eq!(preset(type_name::<ROConstants<E2>>()), Some(PRESET_FR));
+        assert_eq!(preset(type_name::<ROConstantsCircuit<E1>>()), Some(PRESET_FQ));
+        assert_eq!(preset(type_name::<ROConstantsCircuit<E2>>()), Some(PRESET_FR));
     }
 }

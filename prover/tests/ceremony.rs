@@ -115,6 +115,21 @@ fn unusable_ceremony_directories_are_clear_errors() {
         e.contains(&name) && e.contains(&dir.path().display().to_string()),
         "{e}"
     );
+    // a FIFO named like a ceremony file: refused by its type, never opened
+    // (opening it would block until a writer comes)
+    let fifo_dir = tempfile::tempdir().unwrap();
+    let fifo = fifo_dir.path().join(&name);
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (layout, compression, p) = (f.keys.layout.clone(), f.keys.compression(), fifo_dir.path().to_path_buf());
+    std::thread::spawn(move || {
+        let _ = tx.send(ceremony_keys(layout, compression, &p).err().map(|e| e.to_string()));
+    });
+    let e = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("a FIFO ceremony file hangs ceremony_keys")
+        .expect("keys from a FIFO");
+    assert!(e.contains(&name) && e.contains("not a regular file"), "{e}");
     let mut odd = b"ptau".to_vec();
     odd.extend_from_slice(&1u32.to_le_bytes()); // version
     odd.extend_from_slice(&3u32.to_le_bytes()); // 3 sections, none of them 1, 2, 3
