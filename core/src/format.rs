@@ -35,6 +35,18 @@ fn ferr(path: &Path, msg: impl Into<String>) -> CoreError {
 
 /// Write `bytes` to `path` atomically: temporary file in the same directory, fsync, rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_via_temp(path, bytes, true)
+}
+
+/// [`write_atomic`] that never replaces: the file is put in place with a
+/// link that fails if `path` exists by then (another process wrote it since
+/// the caller checked), and the error names it; nothing is replaced and the
+/// temporary file is removed.
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_via_temp(path, bytes, false)
+}
+
+fn write_via_temp(path: &Path, bytes: &[u8], replace: bool) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -57,7 +69,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
             .as_file()
             .set_permissions(std::fs::Permissions::from_mode(0o644));
     }
-    tmp.persist(path).map_err(|e| io(e.error))?;
+    if replace {
+        tmp.persist(path).map_err(|e| io(e.error))?;
+    } else {
+        tmp.persist_noclobber(path).map_err(|e| match e.error.kind() {
+            std::io::ErrorKind::AlreadyExists => ferr(
+                path,
+                "exists: another process wrote it while this one worked; nothing was replaced (pass --force to replace it)",
+            ),
+            _ => io(e.error),
+        })?;
+    }
     Ok(())
 }
 

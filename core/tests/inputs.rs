@@ -84,3 +84,21 @@ fn peek_reads_the_head_only_and_refuses_what_read_input_refuses() {
         "{e}"
     );
 }
+
+/// `write_new` never replaces: a file that appeared at the path while the
+/// caller worked (another prover with the same `--out`) is kept, the error
+/// names it, and no temporary file is left; `write_atomic` replaces.
+#[test]
+fn write_new_never_replaces_and_leaves_no_temporary_file() {
+    use zkstep_core::format::{write_atomic, write_new};
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("proof.zkstep");
+    write_new(&p, b"first").unwrap();
+    let e = write_new(&p, b"second").unwrap_err().to_string();
+    assert!(e.contains("proof.zkstep") && e.contains("nothing was replaced"), "{e}");
+    assert_eq!(std::fs::read(&p).unwrap(), b"first");
+    let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    write_atomic(&p, b"third").unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), b"third");
+}

@@ -4,7 +4,7 @@ use crate::args::ProveArgs;
 use crate::error::{CliError, Result};
 use crate::proving::{load_keys, prove_with_bar, report};
 use crate::util::{print_json, refuse_existing, set_msm};
-use zkstep_core::format::{read_batch, read_checkpoint, write_atomic};
+use zkstep_core::format::{read_batch, read_checkpoint, write_atomic, write_new};
 use zkstep_core::ModelSpec;
 use zkstep_prover::ivc::{check_step, proof_bytes};
 
@@ -28,7 +28,12 @@ pub fn run(a: ProveArgs) -> Result<()> {
     let keys = load_keys(&a.keys, &s)?;
     let (proof, t) = prove_with_bar(&keys, &b0, &b1, &bt, !a.json)?;
     let bytes = proof_bytes(&keys, &proof)?;
-    write_atomic(&a.out, &bytes)?;
+    // without --force, a proof another process wrote meanwhile is never replaced
+    if a.force {
+        write_atomic(&a.out, &bytes)?;
+    } else {
+        write_new(&a.out, &bytes)?;
+    }
     let v = report(&proof, &t, bytes.len(), &a.out, a.json);
     if a.json {
         print_json(&v);
