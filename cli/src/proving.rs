@@ -109,7 +109,7 @@ fn written(
     json: bool,
 ) -> serde_json::Value {
     for (k, x) in [
-        ("proof", json!(path)),
+        ("proof", crate::util::path_json(path)),
         ("bytes", json!(bytes)),
         ("folds", json!(folds)),
         ("witness_s", json!(t.witness_s)),

@@ -17,6 +17,12 @@ pub fn refuse_existing(path: &Path, force: bool) -> Result<()> {
     Ok(())
 }
 
+/// A path as a JSON string (`json!` of a `Path` panics on a name that is
+/// not UTF-8; this shows such bytes as U+FFFD, as `display` does).
+pub fn path_json(p: &Path) -> serde_json::Value {
+    serde_json::Value::String(p.display().to_string())
+}
+
 /// Print a JSON value, pretty.
 pub fn print_json(v: &serde_json::Value) {
     crate::outln!(

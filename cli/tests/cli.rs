@@ -1017,3 +1017,38 @@ fn prove_run_refuses_a_batch_that_is_not_the_manifests() {
         "{e}"
     );
 }
+
+/// File names that are not UTF-8 (legal on Linux) are written and reported
+/// (shown with U+FFFD), never a panic after the output was written: `json!`
+/// of such a path panics, so every report takes paths through `path_json`.
+#[cfg(unix)]
+#[test]
+fn names_that_are_not_utf8_are_reported_not_a_panic() {
+    use std::ffi::{OsStr, OsString};
+    use std::os::unix::ffi::OsStrExt;
+    let f = Fx::new();
+    let ck = f.dir.path().join(OsStr::from_bytes(b"ck\xff.safetensors"));
+    let run = f.dir.path().join(OsStr::from_bytes(b"run\xff"));
+    let (spec, data) = (f.p("spec.toml"), f.p("data.safetensors"));
+    let arg = |s: &str| OsString::from(s);
+    let cases: Vec<(&str, Vec<OsString>)> = vec![
+        ("init", vec![arg("init"), arg("--spec"), spec.clone().into(), arg("--out"), ck.clone().into(), arg("--json")]),
+        ("commit", vec![arg("commit"), ck.clone().into(), arg("--spec"), spec.clone().into(), arg("--json")]),
+        ("inspect", vec![arg("inspect"), ck.clone().into(), arg("--json")]),
+        (
+            "train",
+            vec![
+                arg("train"), arg("--spec"), spec.into(), arg("--ckpt"), ck.into(), arg("--data"), data.into(),
+                arg("--steps"), arg("1"), arg("--out-dir"), run.into(), arg("--json"),
+            ],
+        ),
+    ];
+    for (what, args) in cases {
+        let o = Command::new(env!("CARGO_BIN_EXE_zkstep")).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success() && !err.contains("panicked"), "{what}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        // the path is in the report, its odd byte shown as U+FFFD
+        assert!(v.to_string().contains('\u{fffd}'), "{what}: {v}");
+    }
+}

@@ -13,7 +13,7 @@ pub fn run(a: CommitArgs) -> Result<()> {
     let (kind, c) = commitment_of(&a.file, &s)?;
     if a.json {
         print_json(
-            &json!({"file": a.file, "kind": kind, "commitment": fr_to_hex(&c), "spec_digest": fr_to_hex(&s.digest())}),
+            &json!({"file": crate::util::path_json(&a.file), "kind": kind, "commitment": fr_to_hex(&c), "spec_digest": fr_to_hex(&s.digest())}),
         );
     } else {
         crate::outln!("{}", fr_to_hex(&c));

@@ -22,7 +22,7 @@ pub fn run(a: ImportArgs) -> Result<()> {
     format::write_checkpoint(&out, &s, &ck)?;
     let c = fr_to_hex(&commit_params(&s, &ck));
     if json {
-        print_json(&json!({"file": out, "quantisation": rep, "commitment": c, "step": ck.step}));
+        print_json(&json!({"file": crate::util::path_json(&out), "quantisation": rep, "commitment": c, "step": ck.step}));
     } else {
         crate::outln!(
             "quantised {} values at scale 10^9: max |error| {:.3e}, mean |error| {:.3e}\nwrote {} (step {})\ncommitment {c}",

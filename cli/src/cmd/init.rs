@@ -21,7 +21,7 @@ pub fn run(a: InitArgs) -> Result<()> {
     let c = fr_to_hex(&commit_params(&s, &ck));
     if json {
         print_json(
-            &json!({"file": out, "params": s.num_params(), "commitment": c, "spec_digest": fr_to_hex(&s.digest())}),
+            &json!({"file": crate::util::path_json(&out), "params": s.num_params(), "commitment": c, "spec_digest": fr_to_hex(&s.digest())}),
         );
     } else {
         crate::outln!(

@@ -219,7 +219,7 @@ fn prove(a: Plan) -> Result<()> {
                     path.display()
                 );
             }
-            out.push(json!({"step": t, "steps": u.entries.len(), "proof": path, "skipped": true}));
+            out.push(json!({"step": t, "steps": u.entries.len(), "proof": crate::util::path_json(&path), "skipped": true}));
             continue;
         }
         // read again: what is proven is what is on disk now, checked again
@@ -249,7 +249,7 @@ fn prove(a: Plan) -> Result<()> {
     }
     let shard = (sn > 1).then(|| format!("{si}/{sn}"));
     if json {
-        print_json(&json!({"run": mpath, "shard": shard, "proofs": out}));
+        print_json(&json!({"run": crate::util::path_json(&mpath), "shard": shard, "proofs": out}));
     } else {
         crate::outln!(
             "{} proofs made or verified in {}{}",

@@ -103,7 +103,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
     let (_, done) = res?;
     if json {
         print_json(
-            &json!({"run": dir.join(MANIFEST), "steps": done, "seconds": t.elapsed().as_secs_f64()}),
+            &json!({"run": crate::util::path_json(&dir.join(MANIFEST)), "steps": done, "seconds": t.elapsed().as_secs_f64()}),
         );
     } else {
         crate::outln!(

@@ -164,7 +164,7 @@ pub fn run(a: VerifyRunArgs) -> Result<()> {
     );
     if a.json {
         print_json(&json!({
-            "run": mpath, "from": t0, "to": t1, "steps": steps, "segments": seg_report,
+            "run": crate::util::path_json(&mpath), "from": t0, "to": t1, "steps": steps, "segments": seg_report,
             "problems": problems, "verified": problems.is_empty(),
         }));
     } else {
