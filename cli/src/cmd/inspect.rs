@@ -58,7 +58,7 @@ pub fn run(a: InspectArgs) -> Result<()> {
     let file_digest = format!("0x{}", format::sha3_hex(&bytes));
     if a.json {
         print_json(
-            &json!({"file": crate::util::path_json(&file), "bytes": bytes.len(), "sha3_256": file_digest, "metadata": meta.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect::<serde_json::Map<_, _>>(), "tensors": tensors, "commitment": commitment}),
+            &json!({"file": crate::util::path_json(file), "bytes": bytes.len(), "sha3_256": file_digest, "metadata": meta.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect::<serde_json::Map<_, _>>(), "tensors": tensors, "commitment": commitment}),
         );
         return Ok(());
     }

@@ -46,7 +46,7 @@ pub fn run(a: KeygenArgs) -> Result<()> {
     let (c1, c2) = keys.pp.num_constraints();
     if json {
         print_json(
-            &json!({"keys": crate::util::path_json(&out), "params": format!("{:?}", keys.params).to_lowercase(), "rows_per_fold": keys.layout.rows, "segments_per_row": keys.layout.segments, "folds": keys.layout.num_folds(), "compression": keys.compression().name(), "constraints_per_fold": c1, "secondary_constraints": c2, "seconds": secs}),
+            &json!({"keys": crate::util::path_json(out), "params": format!("{:?}", keys.params).to_lowercase(), "rows_per_fold": keys.layout.rows, "segments_per_row": keys.layout.segments, "folds": keys.layout.num_folds(), "compression": keys.compression().name(), "constraints_per_fold": c1, "secondary_constraints": c2, "seconds": secs}),
         );
     } else {
         crate::outln!(
