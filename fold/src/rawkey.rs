@@ -161,3 +161,41 @@ impl<'de> Deserialize<'de> for Raw {
         d.deserialize_bytes(V)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    type E = nova_snark::provider::GrumpkinEngine;
+
+    fn encode(label: &'static [u8]) -> Vec<u8> {
+        let ck = <E as Engine>::CE::setup(label, 8).unwrap();
+        postcard::to_stdvec(&CkRef::<E>(&ck)).unwrap()
+    }
+
+    fn decode(b: &[u8]) -> Result<CkOwned<E>, postcard::Error> {
+        postcard::from_bytes(b)
+    }
+
+    /// A key reads back as itself; a generator moved off the curve, another
+    /// key's blinding generator, a cut key and a length past the bytes are refused.
+    #[test]
+    fn a_changed_commitment_key_is_refused() {
+        let a = encode(b"ck");
+        let back = decode(&a).map_err(|e| e.to_string()).unwrap();
+        assert_eq!(postcard::to_stdvec(&CkRef::<E>(&back.0)).unwrap(), a);
+        // n (1 byte), the byte string's length (2), "PEDERSEN_KEY" (12), h (64), then the generators
+        let mut off_curve = a.clone();
+        off_curve[1 + 2 + 12 + 64 + 70] ^= 1;
+        assert!(decode(&off_curve).is_err());
+        let b = encode(b"another label");
+        let mut spliced = a.clone();
+        let n = a.len();
+        spliced[n - 32..].copy_from_slice(&b[n - 32..]);
+        let e = decode(&spliced).err().map(|e| e.to_string());
+        assert!(e.is_some(), "another blinding generator accepted");
+        assert!(decode(&a[..a.len() - 40]).is_err());
+        let mut long = a.clone();
+        long[0] = 64; // 64 points claimed, 8 written
+        assert!(decode(&long).is_err());
+    }
+}
