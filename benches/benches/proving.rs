@@ -97,7 +97,8 @@ fn setup(budget: usize) -> (zkstep_prover::ivc::Keys, zkstep_prover::ivc::FoldIn
     let before = zkstep_core::Checkpoint::init(&spec, 1);
     let batch = bench_batch(&spec, 16, 8).unwrap();
     let after = step(&spec, &before, &batch).unwrap().after;
-    let inputs = fold_inputs(&keys.layout, &before, &after, &batch).unwrap();
+    let rho = zkstep_core::Fr::from(zkstep_prover::ivc::STAND_IN_RHO);
+    let inputs = fold_inputs(&keys.layout, &before, &after, &batch, rho).unwrap();
     (keys, inputs)
 }
 

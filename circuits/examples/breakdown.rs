@@ -37,10 +37,12 @@ fn main() {
                 .expect("alloc")
         })
         .collect();
-    let alpha =
-        AllocatedNum::alloc(cs.namespace(|| "alpha"), || Ok(Fr::from(0u64))).expect("alloc");
+    let drawn: Vec<AllocatedNum<Fr>> = ["alpha", "rho"]
+        .iter()
+        .map(|n| AllocatedNum::alloc(cs.namespace(|| *n), || Ok(Fr::from(0u64))).expect("alloc"))
+        .collect();
     TileCircuit::shape(lay.clone())
-        .synthesize(&mut cs.namespace(|| "step"), &z, &alpha)
+        .synthesize(&mut cs.namespace(|| "step"), &z, &drawn)
         .expect("synthesis");
     let mut groups: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for (a, b, c, name) in &cs.constraints {

@@ -15,7 +15,7 @@ use crate::error::CircuitError;
 use crate::slots::FoldSlots;
 use crate::state::{Final, Init, StatementField};
 pub use crate::transcript::Challenges;
-use crate::transcript::{domain, segment_absorb, transcript2_init, transcript_init_fr};
+use crate::transcript::{domain, segment_absorb, transcript2_init};
 use serde::{Deserialize, Serialize};
 use zkstep_core::commit::{chain_init, params_chain_init, CHUNK, PACK};
 use zkstep_core::optim::adam::AdamStep;
@@ -395,9 +395,6 @@ impl Layout {
                 Init::Chain(domain) => chain_init(domain, self.spec_digest),
                 Init::ParamsChain(after) => {
                     params_chain_init(self.spec_digest, o.step + Fr::from(u64::from(after)))
-                }
-                Init::Transcript => {
-                    transcript_init_fr(self.spec_digest, o.c_before, o.c_after, o.c_batch, o.step)
                 }
                 Init::Transcript2 => transcript2_init(self.spec_digest, o.challenges.rho),
                 Init::Zero => Fr::from(0u64),

@@ -11,11 +11,11 @@ use crate::layout::Layout;
 use crate::TileCircuit;
 use ff::Field;
 use nova_snark::frontend::num::AllocatedNum;
-use nova_snark::frontend::shape_cs::ShapeCS;
 use nova_snark::frontend::ConstraintSystem;
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
-use zkstep_fold::CircuitSizes;
+use zkstep_fold::cs::{PhasedCs, Region, ShapeRecorder};
+use zkstep_fold::{CircuitSizes, StepCircuit};
 use std::sync::Arc;
 use zkstep_core::{Fr, ModelSpec};
 
@@ -89,33 +89,35 @@ pub struct ShapeStats {
 /// witness).
 pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
     let lay = Arc::new(layout.clone());
-    let mut cs = ShapeCS::<crate::engine::E1>::new();
+    // zkstep-fold's recorder: it knows which variables the first phase puts
+    // in W₂ (those allocated after the challenges)
+    let mut cs = ShapeRecorder::<Fr>::new(true);
     let synth = |e: nova_snark::frontend::SynthesisError| CircuitError::Synthesis(e.to_string());
     let z: Vec<AllocatedNum<Fr>> = (0..lay.arity())
         .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::ZERO)))
         .collect::<Result<_, _>>()
         .map_err(synth)?;
-    let alpha = AllocatedNum::alloc(cs.namespace(|| "alpha"), || Ok(Fr::ZERO)).map_err(synth)?;
-    let (c0, v0) = (cs.num_constraints(), cs.num_aux());
+    let drawn: Vec<AllocatedNum<Fr>> = ["alpha", "rho"]
+        .iter()
+        .map(|n| AllocatedNum::alloc(cs.namespace(|| *n), || Ok(Fr::ZERO)))
+        .collect::<Result<_, _>>()
+        .map_err(synth)?;
+    let outside = cs.num_aux();
     let circuit = TileCircuit::shape(lay.clone());
+    cs.set_region(Region::First);
     let p = circuit
         .first_phase(&mut cs.namespace(|| "step"), &z)
         .map_err(synth)?;
-    let v1 = cs.num_aux();
-    crate::fold::lookup::close(cs.namespace(|| "step 2"), &lay, p, &alpha).map_err(synth)?;
-    // as Nova builds its matrices: zero coefficients are not entries
-    let nz = |lc: &nova_snark::frontend::LinearCombination<Fr>| {
-        lc.iter().filter(|(_, c)| !bool::from(c.is_zero())).count()
-    };
-    let nonzeros = cs.constraints[c0..]
-        .iter()
-        .map(|(a, b, c)| nz(a) + nz(b) + nz(c))
-        .sum();
+    cs.set_region(Region::Second);
+    circuit
+        .second(&mut cs.namespace(|| "step 2"), p, &drawn)
+        .map_err(synth)?;
+    let split = cs.layout();
     Ok(ShapeStats {
-        constraints: cs.num_constraints() - c0,
-        variables: cs.num_aux() - v0,
-        second_variables: cs.num_aux() - v1,
-        nonzeros,
+        constraints: cs.num_constraints(),
+        variables: cs.num_aux() - outside,
+        second_variables: split.second - outside,
+        nonzeros: cs.num_nonzeros(),
         layer: layer_overhead(layout.arity())?,
     })
 }

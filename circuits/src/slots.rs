@@ -17,7 +17,7 @@ pub struct StatementSlots {
     pub c_after: usize,
     /// c_batch.
     pub c_batch: usize,
-    /// The challenge ρ (must equal H(T_final)).
+    /// The challenge ρ (must equal the folding layer's run challenge).
     pub rho: usize,
     /// Step index.
     pub step: usize,
@@ -64,11 +64,9 @@ pub struct CommitSlots {
     pub after_start: usize,
 }
 
-/// Owned by the settle component: the two transcripts and γ.
+/// Owned by the settle component: the second transcript and γ.
 #[derive(Clone, Copy, Debug)]
 pub struct TranscriptSlots {
-    /// Transcript T (everything ρ must come after).
-    pub t: usize,
     /// The second challenge γ (constant; must equal H(T2_final, 1)).
     pub gamma: usize,
     /// Second transcript T2 (every fold's consumed-τA digest).
@@ -153,7 +151,7 @@ pub struct FoldSlots {
     pub schedule: ScheduleSlots,
     /// Commitment chains.
     pub commit: CommitSlots,
-    /// Transcripts and γ.
+    /// The second transcript and γ.
     pub transcript: TranscriptSlots,
     /// Batch digests.
     pub batch: BatchSlots,
@@ -197,7 +195,6 @@ pub fn register(batch: usize, segments: usize, adam: bool) -> FoldSlots {
         h_after: r.add("h_after", Init::ParamsChain(true), Final::OpensCAfter),
         after_start: 0,
     };
-    let t = r.add("transcript", Init::Transcript, Final::HashesToRho);
     let batch_slots = BatchSlots {
         d_x: r.add("d_x", Init::Chain(DOMAIN_COLUMNS), Final::Cleared),
         d_y: r.add("d_y", Init::Chain(DOMAIN_COLUMNS), Final::Cleared),
@@ -210,7 +207,6 @@ pub fn register(batch: usize, segments: usize, adam: bool) -> FoldSlots {
     let acc_r = private(&mut r, "acc_r");
     let rho_off = private(&mut r, "rho_off");
     let transcript = TranscriptSlots {
-        t,
         gamma: constant(&mut r, "second challenge", StatementField::Gamma),
         t2: r.add("transcript2", Init::Transcript2, Final::HashesToGamma),
     };

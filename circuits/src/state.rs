@@ -21,8 +21,6 @@ pub enum Init {
     /// The first link of `Commit(θ_t)` (false) or `Commit(θ_{t+1})` (true):
     /// the step is inside the parameter commitments.
     ParamsChain(bool),
-    /// The first link of the transcript T.
-    Transcript,
     /// The first link of the second transcript T2 (after ρ).
     Transcript2,
     /// Zero.
@@ -45,7 +43,8 @@ pub enum StatementField {
     CAfter,
     /// `c_batch`.
     CBatch,
-    /// The challenge ρ.
+    /// The challenge ρ (every fold requires it to be the folding layer's
+    /// run challenge).
     Rho,
     /// The step index.
     Step,
@@ -69,8 +68,6 @@ pub enum Final {
     OpensCBefore,
     /// Equal to the statement's `c_after` (the running Commit(θ_{t+1})).
     OpensCAfter,
-    /// Its hash is the challenge ρ (the transcript T).
-    HashesToRho,
     /// Its hash is the second challenge γ (the transcript T2).
     HashesToGamma,
     /// Nothing: the slot carried private values, which the next step

@@ -3,27 +3,23 @@
 //! Nothing is recomputed differently here: values come from `StepTrace`, the
 //! two checkpoints and the batch; padding (rows and columns beyond a layer's
 //! widths) gets each component's canonical padding witness (zero values,
-//! remainders equal to the rounding offset). The challenge ρ is derived from
-//! the transcript of all ρ-independent values (in
-//! [`crate::fold::record::fold_transcript`]'s order, the circuit's), then the
-//! ρ-dependent claims (τA, Aρ) are filled in; the second challenge γ is
-//! derived from the second transcript of the τA vectors the folds consume.
+//! remainders equal to the rounding offset). The challenge ρ is given (the
+//! folding layer draws it from the commitments to every fold's first
+//! phase), the ρ-dependent claims (τA, Aρ) are filled in at it, and the
+//! second challenge γ is derived from the second transcript of the τA
+//! vectors the folds consume.
 
 use crate::error::CircuitError;
 use crate::fold::cells::Cell;
 use crate::fold::consume::LinkWitness;
-use crate::fold::record::fold_transcript;
 use crate::fold::rows::RowWitness;
 use crate::layout::{Layout, StepOpening, TileDesc};
-use crate::transcript::{
-    challenge2_from_transcript, challenge_from_transcript, transcript2_init, transcript_init,
-    Challenges,
-};
+use crate::transcript::{challenge2_from_transcript, transcript2_init, Challenges};
 use crate::update::adam::AdamRow;
 use crate::update::momentum::MomentumRow;
 use crate::update::sgd::SgdRow;
 use crate::update::RowUpdate;
-use zkstep_core::commit::{chain_absorb, commit_batch, commit_params, pack_values};
+use zkstep_core::commit::{chain_absorb, commit_batch, commit_params};
 use zkstep_core::exec::{StepTrace, UpdateTrace};
 use zkstep_core::fixed::{SCALE_I128, SCALE_SQ};
 use zkstep_core::poseidon::{fr_from_i128, Fr};
@@ -97,16 +93,6 @@ impl NextStep {
             self.adam.0,
             self.adam.1,
         ]
-    }
-}
-
-impl TileWitness {
-    /// The ρ-independent values the transcript absorbs, in the circuit's order.
-    pub fn transcript_values(&self) -> Vec<i64> {
-        fold_transcript(
-            &self.cells,
-            self.rows.iter().flat_map(|r| r.update.transcript()),
-        )
     }
 }
 
@@ -309,13 +295,17 @@ fn fill_softmax(tw: &mut TileWitness, layout: &Layout) -> Result<(), CircuitErro
 /// all read this one value.
 pub type StepStatement = StepOpening;
 
-/// All fold witnesses of one step and its statement: each commitment, each
-/// transcript and each consumed vector computed once.
+/// All fold witnesses of one step and its statement at the challenge `rho`
+/// (the folding layer's, drawn after every fold's first phase: a prover
+/// builds the witnesses once at a stand-in to commit their first phases,
+/// whose values do not depend on it, then again at the drawn ρ): each
+/// commitment, each consumed vector and γ computed once.
 pub fn build_step(
     layout: &Layout,
     trace: &StepTrace,
     before: &Checkpoint,
     batch: &Batch,
+    rho: Fr,
 ) -> Result<(Vec<TileWitness>, StepStatement), CircuitError> {
     let spec = &layout.spec;
     let commitments = [
@@ -353,7 +343,7 @@ pub fn build_step(
         }
         out.push(tw);
     }
-    let challenges = fill_claims(layout, trace, commitments, before.step, batch, &mut out);
+    let challenges = fill_claims(layout, trace, rho, batch, &mut out);
     let [c_before, c_after, c_batch] = commitments;
     Ok((
         out,
@@ -368,24 +358,15 @@ pub fn build_step(
     ))
 }
 
-/// Derive ρ from the transcript, fill the ρ-dependent claims, derive γ.
+/// Fill the ρ-dependent claims at `rho`, derive γ.
 fn fill_claims(
     layout: &Layout,
     trace: &StepTrace,
-    [c_before, c_after, c_batch]: [Fr; 3],
-    step: u64,
+    rho: Fr,
     batch: &Batch,
     out: &mut [TileWitness],
 ) -> Challenges {
     let (n, bsz) = (layout.n_max, layout.batch);
-    // The challenge comes after everything it tests.
-    let mut t = transcript_init(layout.spec_digest, c_before, c_after, c_batch, step);
-    for tw in out.iter() {
-        let mut rec = pack_values(&tw.transcript_values());
-        rec.push(tw.salt);
-        t = chain_absorb(t, &rec);
-    }
-    let rho = challenge_from_transcript(t);
     let pw: Vec<Fr> = powers(rho, layout.max_pow() + 1);
     let bw: Vec<Fr> = powers(pw[n], bsz);
     let layer_output = |layer: usize| -> &Matrix {

@@ -141,35 +141,67 @@ fn cross_entropy_satisfies_every_fold() {
     ));
 }
 
-/// The native witness builder and the circuit absorb the same values into
-/// the transcript T in the same order (both call `transcript::fold_transcript`):
-/// after every fold the circuit's T equals the native chain, and at the
-/// step's end the native chain hashes to the ρ the circuit checked.
+/// The first phase's W₁ does not depend on the challenges: a prover commits
+/// it before they are drawn (at a stand-in ρ) and folds it at the drawn ρ.
+/// Built at two ρ (witnesses, claims, γ, every fold's input state), every
+/// fold's W₁ is the same; and no range check runs after the challenges
+/// (its limbs must be in W₁).
 #[test]
-fn circuit_and_witness_builder_agree_on_the_transcript() {
-    use zkstep_core::commit::{chain_absorb, pack_values};
+fn the_first_phase_does_not_depend_on_the_challenges() {
+    use nova_snark::frontend::num::AllocatedNum;
+    use nova_snark::frontend::ConstraintSystem;
+    use zkstep_circuits::TileCircuit;
+    use zkstep_core::Fr;
+    use zkstep_fold::cs::{PhasedCs, Region, WitnessRecorder};
     for toml in [
         TWO_LAYER.to_string(),
         TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
         TWO_LAYER.replace("lr = 0.1", "kind = \"adamw\"\nlr = 0.1"),
+        TWO_LAYER.replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]"),
     ] {
         let c = case(&toml, Some(2), 11);
-        let t_slot = c.layout.slots.transcript.t;
-        let mut z = c.z0.clone();
-        let mut native = c.z0[t_slot];
-        for w in &c.witnesses {
-            z = run_fold(&c.layout, w, &z).unwrap();
-            let mut rec = pack_values(&w.transcript_values());
-            rec.push(w.salt);
-            native = chain_absorb(native, &rec);
-            if w.desc.is_final {
-                // the step closes: T hashes to ρ, and the next step restarts it
-                let rho = zkstep_circuits::transcript::challenge_from_transcript(native);
-                assert_eq!(rho, c.z0[c.layout.slots.statement.rho]);
-            } else {
-                assert_eq!(z[t_slot], native, "fold {:?}", w.desc);
+        let trace = zkstep_core::step(&c.spec, &c.before, &c.batch).unwrap();
+        let w1_at = |rho: Fr| -> Vec<Vec<Fr>> {
+            let (mut ws, st) = zkstep_circuits::witness::build_step(
+                &c.layout, &trace, &c.before, &c.batch, rho,
+            )
+            .unwrap();
+            let z0 = c.layout.first_state(&st);
+            with_multiplicities(&c.layout, &mut ws, &z0);
+            let mut z = z0;
+            let mut out = vec![];
+            for w in &ws {
+                let mut cs = WitnessRecorder::<Fr>::new(true);
+                let zin: Vec<AllocatedNum<Fr>> = z
+                    .iter()
+                    .enumerate()
+                    .map(|(k, v)| AllocatedNum::alloc(cs.namespace(|| format!("z{k}")), || Ok(*v)).unwrap())
+                    .collect();
+                cs.set_region(Region::First);
+                TileCircuit::fold(c.layout.clone(), w.clone())
+                    .first_phase(&mut cs, &zin)
+                    .unwrap();
+                out.push(cs.first_values().copied().collect());
+                z = run_fold_at(&c.layout, w, &z, [test_alpha(), rho]).unwrap();
             }
-        }
+            out
+        };
+        let a = w1_at(test_rho());
+        let b = w1_at(test_rho() + Fr::from(5u64));
+        assert!(a.iter().all(|w| !w.is_empty()));
+        assert_eq!(a, b, "{toml}");
+        // the whole page after the challenges: its first range check refuses
+        let mut cs = WitnessRecorder::<Fr>::new(true);
+        let zin: Vec<AllocatedNum<Fr>> = c
+            .z0
+            .iter()
+            .map(|v| AllocatedNum::alloc(&mut cs, || Ok(*v)).unwrap())
+            .collect();
+        let late = zkstep_fold::after_challenges(|| {
+            TileCircuit::fold(c.layout.clone(), c.witnesses[0].clone()).first_phase(&mut cs, &zin)
+        });
+        let err = late.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("a range check after the challenges"), "{err}");
     }
 }
 

@@ -22,10 +22,13 @@ fn shape(layout: &Layout) -> String {
             AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::from(0u64))).unwrap()
         })
         .collect();
-    let alpha = AllocatedNum::alloc(cs.namespace(|| "alpha"), || Ok(Fr::from(0u64))).unwrap();
+    let drawn: Vec<AllocatedNum<Fr>> = ["alpha", "rho"]
+        .iter()
+        .map(|n| AllocatedNum::alloc(cs.namespace(|| *n), || Ok(Fr::from(0u64))).unwrap())
+        .collect();
     let before = cs.num_constraints();
     TileCircuit::shape(lay.clone())
-        .synthesize(&mut cs.namespace(|| "step"), &z, &alpha)
+        .synthesize(&mut cs.namespace(|| "step"), &z, &drawn)
         .unwrap();
     let n = cs.num_constraints() - before;
     assert_eq!(n, zkstep_circuits::sizing::count_constraints(&lay).unwrap());
@@ -42,22 +45,22 @@ fn shape(layout: &Layout) -> String {
 #[test]
 fn constraint_counts() {
     let tiny = ModelSpec::from_toml_str(TWO_LAYER).unwrap();
-    expect!["rows 2 folds 3 arity 41 limbs 8 slice 128 constraints/fold 14723"]
+    expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 13168"]
         .assert_eq(&shape(&Layout::new(&tiny, 2).unwrap()));
     let mom = ModelSpec::from_toml_str(
         &TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
     )
     .unwrap();
-    expect!["rows 1 folds 6 arity 41 limbs 8 slice 64 constraints/fold 12151"]
+    expect!["rows 1 folds 6 arity 40 limbs 8 slice 64 constraints/fold 10596"]
         .assert_eq(&shape(&Layout::new(&mom, 1).unwrap()));
     for (kind, want) in [
         (
             "kind = \"adam\"\nlr = 0.1\nweight_decay = 0.01",
-            expect!["rows 1 folds 6 arity 44 limbs 8 slice 64 constraints/fold 13114"],
+            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 11559"],
         ),
         (
             "kind = \"adamw\"\nlr = 0.1",
-            expect!["rows 1 folds 6 arity 44 limbs 8 slice 64 constraints/fold 13124"],
+            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 11569"],
         ),
     ] {
         let adam = ModelSpec::from_toml_str(&TWO_LAYER.replace("lr = 0.1", kind)).unwrap();
@@ -67,16 +70,16 @@ fn constraint_counts() {
         &TWO_LAYER.replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]"),
     )
     .unwrap();
-    expect!["rows 2 folds 3 arity 41 limbs 8 slice 128 constraints/fold 16484"]
+    expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 14929"]
         .assert_eq(&shape(&Layout::new(&ce, ce.output_width()).unwrap()));
-    expect!["rows 13 folds 5 arity 51 limbs 8 slice 64 constraints/fold 62244"].assert_eq(&shape(
+    expect!["rows 16 folds 3 arity 50 limbs 8 slice 128 constraints/fold 64353"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&demo_spec(), zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     let wide = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
     )
     .unwrap();
-    expect!["rows 8 folds 8 arity 51 limbs 8 slice 32 constraints/fold 67262"].assert_eq(&shape(
+    expect!["rows 11 folds 6 arity 50 limbs 8 slice 64 constraints/fold 75445"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&wide, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     // a row of 300 inputs (records padded to 345 = 5 blocks) cut into 5 folds
@@ -84,6 +87,6 @@ fn constraint_counts() {
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
     )
     .unwrap();
-    expect!["rows 1 folds 20 arity 55 limbs 8 slice 16 constraints/fold 30902"]
+    expect!["rows 1 folds 20 arity 54 limbs 8 slice 16 constraints/fold 28569"]
         .assert_eq(&shape(&Layout::with_segments(&seg, 1, 5).unwrap()));
 }

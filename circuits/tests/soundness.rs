@@ -261,11 +261,10 @@ fn closing_checks_reject_wrong_statements() {
     };
     fails(st.c_after, "closes_h_after");
     fails(st.c_before, "closes_h_before");
-    fails(tr.t, "rho_from_transcript");
     fails(tr.t2, "gamma_from_transcript2");
     fails(c.layout.slots.schedule.sched, "closes_schedule");
     fails(st.c_batch, "c_batch_opened");
-    // another ρ or γ breaks the claims before the transcript check
+    // another ρ or γ breaks the claims first
     fails(st.rho, "");
     fails(tr.gamma, "");
     // the next step's values are zero except where a step closes
@@ -273,6 +272,29 @@ fn closing_checks_reject_wrong_statements() {
     ws[0].next.c_after = one;
     let err = run_all(&c.layout, &ws, &c.z0).unwrap_err();
     assert!(err.1.contains("next_c_after_zero"), "{err:?}");
+}
+
+/// ρ is the folding layer's: a step whose witnesses, claims and z₀ are
+/// consistent at a ρ of the prover's choosing fails at `rho_drawn` in its
+/// first fold when the drawn ρ is another.
+#[test]
+fn a_rho_of_the_provers_choosing_is_rejected() {
+    let c = two();
+    let trace = zkstep_core::step(&c.spec, &c.before, &c.batch).unwrap();
+    let chosen = test_rho() + zkstep_core::Fr::from(1u64);
+    let (mut ws, st) =
+        zkstep_circuits::witness::build_step(&c.layout, &trace, &c.before, &c.batch, chosen)
+            .unwrap();
+    let z0 = c.layout.first_state(&st);
+    with_multiplicities(&c.layout, &mut ws, &z0);
+    // consistent at the chosen ρ: every fold holds when it is the drawn one
+    let drawn_chosen = [test_alpha(), chosen];
+    let mut z = z0.clone();
+    for w in &ws {
+        z = run_fold_at(&c.layout, w, &z, drawn_chosen).unwrap();
+    }
+    let err = run_fold_at(&c.layout, &ws[0], &z0, [test_alpha(), test_rho()]).unwrap_err();
+    assert!(err.contains("rho_drawn"), "{err}");
 }
 
 /// z_n follows from the statement alone: the verifier names the slot that
@@ -289,7 +311,7 @@ fn final_state_checks_reject_wrong_statements() {
         (st.step, "step"),
         (c.layout.slots.segment.batches, "segment's batches"),
         (c.layout.slots.links.prod_ta, "prod_ta"),
-        (c.layout.slots.transcript.t, "transcript"),
+        (c.layout.slots.transcript.t2, "transcript2"),
     ] {
         let mut z = zn.clone();
         z[slot] += one;

@@ -36,11 +36,14 @@ fn every_private_variable_is_constrained() {
                 .iter()
                 .map(|v| AllocatedNum::alloc(&mut cs, || Ok(*v)).unwrap())
                 .collect();
-            let alpha = AllocatedNum::alloc(&mut cs, || Ok(test_alpha())).unwrap();
+            let drawn = vec![
+                AllocatedNum::alloc(&mut cs, || Ok(test_alpha())).unwrap(),
+                AllocatedNum::alloc(&mut cs, || Ok(test_rho())).unwrap(),
+            ];
             let first_private = cs.aux.len();
             let circuit = TileCircuit::fold(c.layout.clone(), c.witnesses[f].clone());
             // both phases: W₁ (the fold, its limbs and multiplicities) and W₂ (the lookups' inverses and sums)
-            circuit.synthesize(&mut cs, &zin, &alpha).unwrap();
+            circuit.synthesize(&mut cs, &zin, &drawn).unwrap();
             assert!(cs.all_hold());
             let free = cs.free_variables(first_private);
             assert!(free.is_empty(), "fold {f}: {} of {} private variables can change alone without breaking a constraint (first: {:?})", free.len(), cs.aux.len() - first_private, &free[..free.len().min(10)]);

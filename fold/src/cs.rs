@@ -108,11 +108,43 @@ impl WitnessLayout {
     }
 }
 
+thread_local! {
+    /// How many [`after_challenges`] calls are running on this thread.
+    static AFTER: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Run `f` with every allocation it makes put in W₂, even inside a step
+/// circuit's first phase: for values that depend on a challenge (a power of
+/// it, a sum at it) but sit, in the circuit's code, among values that do not.
+/// The first phase's own values stay in W₁, committed before the challenges
+/// exist; what `f` allocates is recomputed at the real challenges when the
+/// fold is proven (the prover's first pass runs it at stand-ins). Only a
+/// split layout is affected. Thread-local: a fold is synthesised on one thread.
+pub fn after_challenges<T>(f: impl FnOnce() -> T) -> T {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            AFTER.with(|d| d.set(d.get().saturating_sub(1)));
+        }
+    }
+    AFTER.with(|d| d.set(d.get() + 1));
+    let _leave = Leave;
+    f()
+}
+
+/// Whether [`after_challenges`] is running on this thread (a range check
+/// refuses to record a lookup there: its limbs must be in W₁).
+pub fn is_after_challenges() -> bool {
+    AFTER.with(|d| d.get() > 0)
+}
+
 fn region_of(split: bool, current: Region) -> Region {
-    if split {
-        current
-    } else {
+    if !split {
         Region::First
+    } else if is_after_challenges() {
+        Region::Second
+    } else {
+        current
     }
 }
 
@@ -437,5 +469,43 @@ impl<F: PrimeField> ConstraintSystem<F> for WitnessRecorder<F> {
 impl<F: PrimeField> PhasedCs<F> for WitnessRecorder<F> {
     fn set_region(&mut self, r: Region) {
         self.region = r;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nova_snark::provider::Bn256EngineKZG as E;
+    type F = <E as Engine>::Scalar;
+
+    fn record<CS: PhasedCs<F>>(cs: &mut CS) {
+        cs.set_region(Region::First);
+        let _ = cs.alloc(|| "a", || Ok(F::from(1u64)));
+        let _ = after_challenges(|| {
+            let _ = cs.alloc(|| "b", || Ok(F::from(2u64)));
+            // nested calls keep the region until the outermost returns
+            after_challenges(|| cs.alloc(|| "c", || Ok(F::from(3u64))))
+        });
+        let _ = cs.alloc(|| "d", || Ok(F::from(4u64)));
+    }
+
+    #[test]
+    fn allocations_after_the_challenges_go_to_w2_inside_the_first_phase() {
+        let mut shape = ShapeRecorder::<F>::new(true);
+        record(&mut shape);
+        let lay = shape.layout();
+        assert_eq!((lay.first, lay.second), (2, 2));
+        let mut wit = WitnessRecorder::<F>::new(true);
+        record(&mut wit);
+        let w1: Vec<F> = wit.first_values().copied().collect();
+        assert_eq!(w1, vec![F::from(1u64), F::from(4u64)]);
+        let w = wit.witness(&lay).unwrap();
+        // W = W₂ (padded to 2) ‖ W₁
+        assert_eq!(w, [2u64, 3, 1, 4].map(F::from).to_vec());
+        assert!(!is_after_challenges());
+        // without a split nothing moves
+        let mut plain = ShapeRecorder::<F>::new(false);
+        record(&mut plain);
+        assert_eq!((plain.layout().first, plain.layout().second), (4, 0));
     }
 }

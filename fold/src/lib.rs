@@ -43,6 +43,7 @@ pub mod testing;
 #[cfg(test)]
 mod forge;
 
+pub use cs::{after_challenges, is_after_challenges};
 pub use compress::{CompressedProof, ProverKey, VerifierKey};
 pub use error::{FoldError, Result};
 pub use ivc::{run_challenges, Ivc, Precommitment};

@@ -336,16 +336,23 @@ pub fn check_step(
     Ok(trace)
 }
 
+/// The ρ a prover's first pass builds the witnesses at: what it commits (the
+/// first phases) does not depend on ρ, and what does is rebuilt at the
+/// drawn ρ in the second pass.
+pub const STAND_IN_RHO: u64 = 2;
+
 /// Check θ_after against the declared step ([`check_step`]) and build every
-/// fold's witness and the step's statement.
+/// fold's witness and the step's statement at the challenge `rho`
+/// ([`STAND_IN_RHO`] before it is drawn).
 pub fn fold_inputs(
     layout: &Arc<Layout>,
     before: &Checkpoint,
     after: &Checkpoint,
     batch: &Batch,
+    rho: zkstep_core::Fr,
 ) -> Result<FoldInputs> {
     let trace = check_step(&layout.spec, before, after, batch)?;
-    let (witnesses, statement) = build_step(layout, &trace, before, batch)?;
+    let (witnesses, statement) = build_step(layout, &trace, before, batch, rho)?;
     let circuits = witnesses
         .into_iter()
         .map(|w| TileCircuit::fold(layout.clone(), w))
@@ -432,12 +439,14 @@ pub fn prove_segment(
 }
 
 /// The one folding loop of [`prove`] and [`prove_segment`] (it also returns
-/// the first step's statement), in two passes. The lookups' challenge α
-/// must come after every fold's first phase: the first pass runs each
-/// fold's first phase and commits it (counting the step's lookups, whose
-/// multiplicities are then added to each fold's commitment), the second
-/// folds with α drawn from those commitments. At most two steps' witnesses
-/// are held at once (a step's last fold needs the next step's statement).
+/// the first step's statement), in two passes. The challenges α (lookups)
+/// and ρ (matrix identities) must come after every fold's first phase: the
+/// first pass builds the witnesses at a stand-in ρ, runs each fold's first
+/// phase and commits what it allocates before the challenges (counting the
+/// step's lookups, whose multiplicities are then added to each fold's
+/// commitment); the second rebuilds them at the ρ drawn from those
+/// commitments and folds. At most two steps' witnesses are held at once (a
+/// step's last fold needs the next step's statement).
 fn prove_steps(
     keys: &Keys,
     checkpoints: &[Checkpoint],
@@ -454,16 +463,20 @@ fn prove_steps(
     }
     let layout = &keys.layout;
     let pp = &keys.pp;
-    let inputs = |s: usize| fold_inputs(layout, &checkpoints[s], &checkpoints[s + 1], &batches[s]);
+    let inputs = |s: usize, rho| {
+        fold_inputs(layout, &checkpoints[s], &checkpoints[s + 1], &batches[s], rho)
+    };
     let (mut witness_s, mut fold_s) = (0.0, 0.0);
     // both passes walk the steps alike: step s with step s + 1's opening
-    let mut walk = |visit: &mut dyn FnMut(usize, &mut FoldInputs) -> Result<()>| -> Result<FoldInputs> {
+    let mut walk = |rho: zkstep_core::Fr,
+                    visit: &mut dyn FnMut(usize, &mut FoldInputs) -> Result<()>|
+     -> Result<FoldInputs> {
         let t = Instant::now();
-        let mut cur = inputs(0)?;
+        let mut cur = inputs(0, rho)?;
         witness_s += t.elapsed().as_secs_f64();
         for s in 0..k {
             let t = Instant::now();
-            let next = if s + 1 < k { Some(inputs(s + 1)?) } else { None };
+            let next = if s + 1 < k { Some(inputs(s + 1, rho)?) } else { None };
             if let Some(n) = &next {
                 cur.open_next(&n.statement);
             }
@@ -483,14 +496,10 @@ fn prove_steps(
     // first pass: commit every fold's first phase, the step's lookups counted
     let mut pres = Vec::with_capacity(total);
     let mut tallies = Vec::with_capacity(k);
-    let mut z0 = vec![];
     let mut z = vec![];
-    let mut head = None;
-    walk(&mut |s, cur| {
+    walk(zkstep_core::Fr::from(STAND_IN_RHO), &mut |s, cur| {
         if s == 0 {
-            z0 = cur.z0.clone();
             z = cur.z0.clone();
-            head = Some((cur.public(layout), cur.statement.challenges));
         }
         let tally: Tally = Arc::new(Mutex::new(vec![0; layout.table_size()]));
         let from = pres.len();
@@ -517,13 +526,21 @@ fn prove_steps(
         tallies.push(counts);
         Ok(())
     })?;
-    let (first, first_ch) = head.ok_or_else(|| ProverError::Invalid("a segment without steps".into()))?;
-    // second pass: fold at the challenge drawn from every commitment
-    let alpha = zkstep_fold::run_challenges(pp, &pres);
-    let mut ivc = Ivc::new(pp, &z0, alpha).map_err(fold_err("the first state"))?;
+    // second pass: fold at the challenges drawn from every commitment [α, ρ]
+    let drawn = zkstep_fold::run_challenges(pp, &pres);
+    let rho = *drawn.get(1).ok_or_else(|| ProverError::Invalid("no ρ drawn".into()))?;
+    let mut ivc: Option<Ivc> = None;
+    let mut head = None;
     let mut batch_commits = Vec::with_capacity(k);
     progress(ProveEvent::Folding { total });
-    let last = walk(&mut |s, cur| {
+    let last = walk(rho, &mut |s, cur| {
+        if s == 0 {
+            head = Some((cur.public(layout), cur.statement.challenges));
+            ivc = Some(Ivc::new(pp, &cur.z0, drawn.clone()).map_err(fold_err("the first state"))?);
+        }
+        let ivc = ivc
+            .as_mut()
+            .ok_or_else(|| ProverError::Invalid("a segment without a first step".into()))?;
         batch_commits.push(cur.statement.c_batch);
         cur.set_multiplicities(layout, &tallies[s]);
         for (i, c) in cur.circuits.iter().enumerate() {
@@ -540,6 +557,8 @@ fn prove_steps(
         }
         Ok(())
     })?;
+    let (first, first_ch) = head.ok_or_else(|| ProverError::Invalid("a segment without steps".into()))?;
+    let ivc = ivc.ok_or_else(|| ProverError::Invalid("a segment without steps".into()))?;
     if ivc.num_steps() == 0 {
         return Err(ProverError::Invalid("a segment without folds".into()));
     }

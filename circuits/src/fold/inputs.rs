@@ -12,8 +12,9 @@
 //! the γ-sum of layer 1's τA, summed over its first row's segments, and its
 //! Aρ is that of every layer-1 fold by the digests).
 //!
-//! X is not absorbed into the transcript T: T starts from c_batch, which
-//! binds D(X), so X is fixed before ρ. Masked columns contribute nothing
+//! X and D(X) are the first phase (W₁, committed before ρ and γ; c_batch
+//! binds D(X) besides); the shares depend on the challenges and are
+//! allocated after them (W₂). Masked columns contribute nothing
 //! (their coefficients are multiplied by the mask), so a prover cannot use
 //! them to cancel a wrong claim after seeing γ.
 
@@ -25,6 +26,7 @@ use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_gadgets::expr::{add, enforce_eq_if, materialise, mul, var, zero, Expr, Fr};
 use zkstep_gadgets::fixed::alloc_stored;
 use zkstep_gadgets::hash::{chain_absorb_if, pack};
+use zkstep_fold::after_challenges;
 use zkstep_gadgets::range::RangeCheck;
 
 /// What the X section gives the settle component: the next values of its slots.
@@ -72,19 +74,40 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck>(
             &d_x,
             &pack::<CS>(&col),
         )?);
-        let rho_c = masked_power(cc.namespace(|| "rho"), &m, &x_rho, &pw.rho[c])?;
-        let gamma_c = masked_power(cc.namespace(|| "gamma"), &m, &x_gamma, &pw.gamma[c])?;
-        let mut tau = zero();
-        for (i, v) in col.iter().enumerate() {
-            let t = mul(cc.namespace(|| format!("ta{i}")), &pw.sample[i], v)?;
-            tau = add(&tau, &var(&t));
-            let a = mul(cc.namespace(|| format!("ar{i}")), &var(&rho_c), v)?;
-            ar[i] = add(&ar[i], &var(&a));
-        }
-        let g = mul(cc.namespace(|| "prod"), &var(&gamma_c), &tau)?;
-        prod = add(&prod, &var(&g));
+        after_challenges(|| -> Result<(), SynthesisError> {
+            let rho_c = masked_power(cc.namespace(|| "rho"), &m, &x_rho, &pw.rho[c])?;
+            let gamma_c = masked_power(cc.namespace(|| "gamma"), &m, &x_gamma, &pw.gamma[c])?;
+            let mut tau = zero();
+            for (i, v) in col.iter().enumerate() {
+                let t = mul(cc.namespace(|| format!("ta{i}")), &pw.sample[i], v)?;
+                tau = add(&tau, &var(&t));
+                let a = mul(cc.namespace(|| format!("ar{i}")), &var(&rho_c), v)?;
+                ar[i] = add(&ar[i], &var(&a));
+            }
+            let g = mul(cc.namespace(|| "prod"), &var(&gamma_c), &tau)?;
+            prod = add(&prod, &var(&g));
+            Ok(())
+        })?;
     }
-    let x_prod = materialise(cs.namespace(|| "x_prod"), &prod)?;
+    after_challenges(|| shares(cs, ctx, desc, pw, consumed, d_x, &prod, &ar))
+}
+
+/// The X section's running claims, settled on the last fold (all after the challenges).
+#[allow(clippy::too_many_arguments)]
+fn shares<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    ctx: &Ctx,
+    desc: &Desc,
+    pw: &Powers,
+    consumed: &Consumed,
+    d_x: Expr,
+    prod: &Expr,
+    ar: &[Expr],
+) -> Result<InputsOut, SynthesisError> {
+    let sl = &ctx.lay.slots.inputs;
+    let (x_rho, x_gamma) = (ctx.z(sl.x_rho), ctx.z(sl.x_gamma));
+    let xcols = ctx.lay.xcols;
+    let x_prod = materialise(cs.namespace(|| "x_prod"), prod)?;
     let x_ar = ar
         .iter()
         .enumerate()

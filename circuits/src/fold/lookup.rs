@@ -27,6 +27,8 @@ pub struct FirstPhase {
     pub is_final: Expr,
     /// The slice's first entry.
     pub tbase: Var,
+    /// The ρ the fold used (its input state's).
+    pub rho: Var,
 }
 
 /// The table slice's multiplicities, allocated last (the late values).
@@ -37,6 +39,7 @@ pub(crate) fn first<CS: ConstraintSystem<Fr>>(
     desc: Desc,
     queries: Vec<Expr>,
     mult: Option<&[u64]>,
+    rho: Var,
 ) -> Result<FirstPhase, SynthesisError> {
     let mult = (0..lay.table_slice)
         .map(|k| {
@@ -52,6 +55,7 @@ pub(crate) fn first<CS: ConstraintSystem<Fr>>(
         mult,
         is_final: desc.flags.is_final,
         tbase: desc.tbase,
+        rho,
     })
 }
 

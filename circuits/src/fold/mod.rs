@@ -12,7 +12,7 @@
 //! | [`consume`] | τA and Aρ claims about the layer's input | `in/…` |
 //! | [`rows`] | W, W′, b, b′, the optimizer's update, F1/F2/F3, commitments | `rows/row{t}/…` |
 //! | [`inputs`] | X columns, D(X), layer 1's claims about X | `x/…` |
-//! | [`settle`] | claims, transcripts, c_batch, the next state | `state/…` |
+//! | [`settle`] | claims, the second transcript T2, c_batch, the next state | `state/…` |
 //! | [`lookup`] | the table slice, then (second phase) the LogUp sums | `lookup/…` |
 //!
 //! Range checks go through one [`RangeCheck`] for the whole fold: a LogUp
@@ -21,6 +21,16 @@
 //! (its multiplicities last: the late values) and, in the second phase at
 //! the challenge α, adds both sums to the state and checks them equal where
 //! the step closes. docs/SOUNDNESS.md says why each constraint family is there.
+//!
+//! Two challenges come from the folding layer, drawn after every fold's first
+//! phase is committed: α (the lookups) and ρ (the matrix identities), which
+//! every fold requires to be the state's ρ. Whatever depends on ρ (its
+//! powers, the identities' sums, the consumed vectors, the claims, γ's
+//! transcript and the next state) is allocated through
+//! [`zkstep_fold::after_challenges`] and so lands in W₂, though the page runs
+//! it in the first phase; the stored values, remainders, limbs and the
+//! commitment chains stay in W₁. A range check refuses to run there
+//! ([`Phase1Only`]): its limbs must be committed before α.
 
 pub mod cells;
 pub(crate) mod challenges;
@@ -30,7 +40,6 @@ pub(crate) mod desc;
 pub(crate) mod inputs;
 pub mod lookup;
 pub(crate) mod produce;
-pub mod record;
 pub mod rows;
 pub(crate) mod settle;
 
@@ -39,10 +48,10 @@ use crate::update::{adam::Adam, momentum::Momentum, sgd::Sgd, UpdateGadget};
 use crate::witness::TileWitness;
 use ctx::{Ctx, Var};
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_fold::StepCircuit;
+use zkstep_fold::{after_challenges, is_after_challenges, StepCircuit};
 use std::sync::Arc;
 use zkstep_core::spec::Optimizer;
-use zkstep_gadgets::expr::Fr;
+use zkstep_gadgets::expr::{Expr, Fr};
 pub use zkstep_gadgets::lookup::Tally;
 use zkstep_gadgets::lookup::LogUp;
 use zkstep_gadgets::range::RangeCheck;
@@ -86,9 +95,10 @@ impl StepCircuit<Fr> for TileCircuit {
         self.layout.arity()
     }
 
-    // α: the lookups' challenge, drawn after every fold's first phase
+    // α (the lookups) and ρ (the matrix identities), drawn after every
+    // fold's first phase
     fn num_challenges(&self) -> usize {
-        1
+        2
     }
 
     // the table slice's multiplicities count the whole step's lookups
@@ -96,7 +106,8 @@ impl StepCircuit<Fr> for TileCircuit {
         self.layout.table_slice
     }
 
-    // the second phase changes only the lookup sums, which depend on α
+    // the second phase changes only the lookup sums, which depend on α (the
+    // slots that depend on ρ were computed at the first pass's stand-in ρ)
     fn provisional_next(&self, carry: &Self::Carry) -> Option<Vec<Fr>> {
         carry.z.iter().map(|v| v.get_value()).collect()
     }
@@ -115,7 +126,7 @@ impl StepCircuit<Fr> for TileCircuit {
         carry: Self::Carry,
         challenges: &[Var],
     ) -> Result<Vec<Var>, SynthesisError> {
-        lookup::close(cs.namespace(|| "lookup"), &self.layout, carry, &challenges[0])
+        close(cs, &self.layout, carry, challenges)
     }
 }
 
@@ -130,7 +141,7 @@ impl TileCircuit {
     ) -> Result<lookup::FirstPhase, SynthesisError> {
         let ctx = Ctx::new(&self.layout, z);
         let w = self.witness.as_deref();
-        let mut rc = LogUp::new(self.layout.limb_bits, self.tally.clone());
+        let mut rc = Phase1Only(LogUp::new(self.layout.limb_bits, self.tally.clone()));
         let (z_next, desc) = match self.layout.spec.optimizer {
             Optimizer::Sgd { lr_fx } => synthesize(cs, &mut rc, &ctx, &Sgd { lr_fx }, w),
             Optimizer::Momentum { lr_fx, mu_fx } => {
@@ -143,20 +154,81 @@ impl TileCircuit {
             &self.layout,
             z_next,
             desc,
-            rc.into_queries(),
+            rc.0.into_queries(),
             w.map(|w| w.mult.as_slice()),
+            z[self.layout.slots.statement.rho].clone(),
         )
     }
 
-    /// Both phases at challenge `alpha` (tests and shape statistics): zᵢ ↦ zᵢ₊₁.
+    /// Both phases at the challenges `[α, ρ]` (tests and shape statistics):
+    /// zᵢ ↦ zᵢ₊₁.
     pub fn synthesize<CS: ConstraintSystem<Fr>>(
         &self,
         cs: &mut CS,
         z: &[Var],
-        alpha: &Var,
+        challenges: &[Var],
     ) -> Result<Vec<Var>, SynthesisError> {
         let p = self.first_phase(cs, z)?;
-        lookup::close(cs.namespace(|| "lookup"), &self.layout, p, alpha)
+        close(cs, &self.layout, p, challenges)
+    }
+}
+
+/// The second phase: the state's ρ is the drawn one, then the lookup sums at α.
+fn close<CS: ConstraintSystem<Fr>>(
+    cs: &mut CS,
+    lay: &Layout,
+    p: lookup::FirstPhase,
+    challenges: &[Var],
+) -> Result<Vec<Var>, SynthesisError> {
+    let [alpha, rho] = challenges else {
+        return Err(SynthesisError::Unsatisfiable(format!(
+            "{} challenges for a fold that draws two",
+            challenges.len()
+        )));
+    };
+    zkstep_gadgets::expr::enforce_eq(
+        cs.namespace(|| "rho_drawn"),
+        &zkstep_gadgets::expr::var(&p.rho),
+        &zkstep_gadgets::expr::var(rho),
+    );
+    lookup::close(cs.namespace(|| "lookup"), lay, p, alpha)
+}
+
+/// A range check that refuses to run after the challenges: LogUp's limbs
+/// must be in W₁, committed before α (and every range-checked value is one
+/// the identities at ρ test or one the commitments bind).
+pub struct Phase1Only<R>(pub R);
+
+impl<R: RangeCheck> Phase1Only<R> {
+    fn refuse_late() -> Result<(), SynthesisError> {
+        if is_after_challenges() {
+            return Err(SynthesisError::Unsatisfiable(
+                "a range check after the challenges (its limbs must be committed before them)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<R: RangeCheck> RangeCheck for Phase1Only<R> {
+    fn bits<C: ConstraintSystem<Fr>>(&mut self, cs: C, e: &Expr, bits: u32) -> Result<(), SynthesisError> {
+        Self::refuse_late()?;
+        self.0.bits(cs, e, bits)
+    }
+
+    fn signed<C: ConstraintSystem<Fr>>(&mut self, cs: C, e: &Expr, bits: u32) -> Result<(), SynthesisError> {
+        Self::refuse_late()?;
+        self.0.signed(cs, e, bits)
+    }
+
+    fn below<C: ConstraintSystem<Fr>>(&mut self, cs: C, e: &Expr, bound: u128) -> Result<(), SynthesisError> {
+        Self::refuse_late()?;
+        self.0.below(cs, e, bound)
+    }
+
+    fn finish<C: ConstraintSystem<Fr>>(self, cs: C) -> Result<(), SynthesisError> {
+        self.0.finish(cs)
     }
 }
 
@@ -170,7 +242,7 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     w: Option<&TileWitness>,
 ) -> Result<(Vec<Var>, desc::Desc), SynthesisError> {
     let desc = desc::synthesize(cs.namespace(|| "desc"), ctx, w.map(|w| &w.desc))?;
-    let pw = challenges::synthesize(cs.namespace(|| "pow"), ctx, &desc.flags)?;
+    let pw = after_challenges(|| challenges::synthesize(cs.namespace(|| "pow"), ctx, &desc.flags))?;
     let cells = cells::synthesize(
         cs.namespace(|| "cells"),
         rc,
@@ -178,9 +250,12 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         &desc,
         w.map(|w| (w.cells.as_slice(), w.softmax.as_slice())),
     )?;
-    let produced = produce::synthesize(cs.namespace(|| "out"), ctx, &desc, &pw, &cells)?;
-    let consumed =
-        consume::synthesize(cs.namespace(|| "in"), ctx, &desc, &pw, w.map(|w| &w.links))?;
+    let (produced, consumed) = after_challenges(|| {
+        let produced = produce::synthesize(cs.namespace(|| "out"), ctx, &desc, &pw, &cells)?;
+        let consumed =
+            consume::synthesize(cs.namespace(|| "in"), ctx, &desc, &pw, w.map(|w| &w.links))?;
+        Ok::<_, SynthesisError>((produced, consumed))
+    })?;
     let inputs = rows::RowInputs {
         desc: &desc,
         pw: &pw,
@@ -207,18 +282,19 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     let parts = settle::Parts {
         desc: &desc,
         pw: &pw,
-        cells: &cells,
         produced: &produced,
         consumed: &consumed,
         rows: &rows_out,
         inputs: &x,
     };
-    let z_next = settle::synthesize(
-        cs.namespace(|| "state"),
-        ctx,
-        &parts,
-        w.map(|w| w.salt),
-        w.map(|w| w.next),
-    )?;
+    let z_next = after_challenges(|| {
+        settle::synthesize(
+            cs.namespace(|| "state"),
+            ctx,
+            &parts,
+            w.map(|w| w.salt),
+            w.map(|w| w.next),
+        )
+    })?;
     Ok((z_next, desc))
 }

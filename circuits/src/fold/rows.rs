@@ -9,6 +9,10 @@
 //! - F3 input gradient, right side: `(Σ_i ρ^{i·n}dZ[i,t])·(Σ_k ρ^k W[t,k])`,
 //!   accumulated for the layer below (settled there).
 //!
+//! The stored values, the update and the commitment chains are the first
+//! phase (W₁, committed before ρ); the identities' products and sums depend
+//! on ρ and are allocated after the challenges (W₂).
+//!
 //! Masked rows check nothing and are not absorbed.
 
 use super::cells::CellVars;
@@ -25,6 +29,7 @@ use zkstep_gadgets::expr::{
 };
 use zkstep_gadgets::fixed::alloc_stored;
 use zkstep_gadgets::hash::{chain_absorb_if, pack};
+use zkstep_fold::after_challenges;
 use zkstep_gadgets::range::RangeCheck;
 
 /// One row's witness: W and W′ (padded to n_max), b, b′ and the optimizer's values.
@@ -50,8 +55,6 @@ pub(crate) struct RowsOut {
     pub h_after: Expr,
     /// This tile's share of the input-gradient identity's right side.
     pub part_r: Expr,
-    /// The weights' transcript values, in order.
-    pub transcript: Vec<Expr>,
     /// Row 0's running (F1 right side, F2 left side, F3 weight factor) over
     /// its segments so far (its whole sums when rows are whole).
     pub acc: (Var, Var, Var),
@@ -79,7 +82,6 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadge
         h_before: ctx.z(commit.h_before),
         h_after: ctx.z(commit.h_after),
         part_r: zero(),
-        transcript: vec![],
         acc: (ctx.z[0].clone(), ctx.z[0].clone(), ctx.z[0].clone()),
     };
     for t in 0..ctx.rows {
@@ -129,9 +131,9 @@ fn row<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     upd: Option<&G::Row>,
     out: &mut RowsOut,
 ) -> Result<(), SynthesisError> {
-    let mut sums = weights(&mut cs, rc, ctx, g, inp, rw, upd, out)?;
+    let mut sums = weights(&mut cs, rc, ctx, g, inp, rw, upd)?;
     if t == 0 {
-        accumulate(&mut cs, ctx, inp, &mut sums, out)?;
+        after_challenges(|| accumulate(&mut cs, ctx, inp, &mut sums, out))?;
     }
     let b = alloc_stored(cs.namespace(|| "b"), rc, rw.map(|r| r.b), ctx.bits)?;
     let b_new = alloc_stored(cs.namespace(|| "b_new"), rc, rw.map(|r| r.b_new), ctx.bits)?;
@@ -141,7 +143,7 @@ fn row<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     let bias = g.bias(&mut cs, rc, ctx, &var(&b), &var(&b_new), &db, upd)?;
     // a row's cells, bias and identities are checked on its last segment
     let active = var(&inp.desc.cell_mask[t]);
-    identities(&mut cs, ctx, g, inp, t, &var(&b), &sums, &active, out)?;
+    after_challenges(|| identities(&mut cs, ctx, g, inp, t, &var(&b), &sums, &active, out))?;
     if ctx.lay.segments > 1 {
         // the record W row ‖ b a block-aligned segment at a time (SGD only)
         let weights_on = var(&inp.desc.row_mask[t]);
@@ -193,7 +195,6 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     inp: &RowInputs,
     rw: Option<&RowWitness>,
     upd: Option<&G::Row>,
-    out: &mut RowsOut,
 ) -> Result<RowSums, SynthesisError> {
     let mut s = RowSums {
         wrow: Vec::with_capacity(ctx.seg_w),
@@ -215,14 +216,15 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
             ctx.bits,
         )?;
         let u = g.weight(&mut ck, rc, ctx, &var(&wa), &var(&wn), upd, k)?;
-        let f1 = mul(
-            ck.namespace(|| "f1"),
-            &var(&inp.consumed.ta_in[k]),
-            &var(&wa),
-        )?;
+        let f1 = after_challenges(|| {
+            mul(
+                ck.namespace(|| "f1"),
+                &var(&inp.consumed.ta_in[k]),
+                &var(&wa),
+            )
+        })?;
         f1s = add(&f1s, &var(&f1));
         grad.push(u.grad_term);
-        out.transcript.extend(u.transcript);
         push_state(&mut s.state, u.state);
         push_state(&mut s.state_new, u.state_new);
         s.wrow.push(var(&wa));
@@ -231,10 +233,13 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     // ρ^{k0}·Σ_k ρ^k·term_k and ρ^{k0}·Σ_k ρ^k·W[k] by Horner's rule (no powers of ρ)
     let (rho, k0) = (&inp.pw.rho[1], var(&inp.pw.rho_k0));
     s.f1r = f1s;
-    let f2 = horner(cs.namespace(|| "f2"), rho, &grad)?;
-    s.f2 = var(&mul(cs.namespace(|| "f2_k0"), &k0, &f2)?);
-    let wrho = horner(cs.namespace(|| "wrho"), rho, &s.wrow)?;
-    s.wrho = var(&mul(cs.namespace(|| "wrho_k0"), &k0, &wrho)?);
+    after_challenges(|| -> Result<(), SynthesisError> {
+        let f2 = horner(cs.namespace(|| "f2"), rho, &grad)?;
+        s.f2 = var(&mul(cs.namespace(|| "f2_k0"), &k0, &f2)?);
+        let wrho = horner(cs.namespace(|| "wrho"), rho, &s.wrow)?;
+        s.wrho = var(&mul(cs.namespace(|| "wrho_k0"), &k0, &wrho)?);
+        Ok(())
+    })?;
     Ok(s)
 }
 

@@ -2,20 +2,18 @@
 //!
 //! It carries the claims between folds (τA sums under γ, remaining Aρ, the
 //! input-gradient accumulators), settles a layer's claims on its last tile,
-//! absorbs the fold's values into the transcript T (in
-//! [`super::record::fold_transcript`]'s order) and its consumed-τA digest
-//! into T2 (both salted), opens c_batch on the step's last fold, and closes
-//! the step there: the checks that end it, then the next step's first state
-//! (every private slot restarted; z_n is public).
+//! absorbs the fold's consumed-τA digest into T2 (salted), opens c_batch on
+//! the step's last fold, and closes the step there: the checks that end it,
+//! then the next step's first state (every private slot restarted; z_n is
+//! public). Everything here is a function of the first phase's values and
+//! the challenges, so all of it is allocated after them (W₂).
 
-use super::cells::CellVars;
 use super::challenges::Powers;
 use super::consume::Consumed;
 use super::ctx::{Ctx, Var};
 use super::desc::Desc;
 use super::inputs::InputsOut;
 use super::produce::Produced;
-use super::record::fold_transcript;
 use super::rows::RowsOut;
 use crate::state::{Final, Init, StatementField};
 use crate::transcript::domain;
@@ -26,13 +24,12 @@ use zkstep_core::poseidon::RATE;
 use zkstep_gadgets::expr::{
     add, alloc, cst, enforce_eq_if, materialise, mul, select, sub, var, zero, Expr, Fr,
 };
-use zkstep_gadgets::hash::{chain_absorb, h24, h8, pack};
+use zkstep_gadgets::hash::{chain_absorb, h24, h8};
 
 /// Everything the other components produced.
 pub(crate) struct Parts<'a> {
     pub desc: &'a Desc,
     pub pw: &'a Powers,
-    pub cells: &'a CellVars,
     pub produced: &'a Produced,
     pub consumed: &'a Consumed,
     pub rows: &'a RowsOut,
@@ -59,23 +56,13 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     let sl = &ctx.lay.slots;
     let flags = &p.desc.flags;
     let claims = claims(&mut cs, ctx, p)?;
-    // the batch salt: opens c_batch at the last fold, and salts both
-    // transcripts (their final values are public; the salt keeps them hiding)
+    // the batch salt: opens c_batch at the last fold, and salts T2 (its
+    // final value is public; the salt keeps it hiding)
     let salt = var(&alloc(cs.namespace(|| "salt"), salt)?);
     let t2 = chain_absorb(
         cs.namespace(|| "transcript2"),
         &ctx.z(sl.transcript.t2),
         &[p.consumed.digest_ta.clone(), salt.clone()],
-    )?;
-    let mut t_rec = pack::<CS>(&fold_transcript(
-        &p.cells.cells,
-        p.rows.transcript.iter().cloned(),
-    ));
-    t_rec.push(salt.clone());
-    let t = chain_absorb(
-        cs.namespace(|| "transcript"),
-        &ctx.z(sl.transcript.t),
-        &t_rec,
     )?;
     // the last fold opens c_batch
     let mut cb_in = vec![
@@ -98,7 +85,6 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     out[sl.schedule.sched] = p.desc.sched.clone();
     out[sl.commit.h_before] = m("hb", &p.rows.h_before)?;
     out[sl.commit.h_after] = m("ha", &p.rows.h_after)?;
-    out[sl.transcript.t] = t;
     out[sl.batch.d_x] = m("dx", &p.inputs.d_x)?;
     out[sl.batch.d_y] = m("dy", &p.produced.d_y)?;
     for (i, c) in sl.links.claim_ta.clone().zip(&p.consumed.claim_ta) {
@@ -136,7 +122,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
 const NEXT: [&str; 6] = ["c_after", "c_batch", "rho", "gamma", "k1", "c2"];
 
 /// A step's last fold: the checks that close the step (the schedule, both
-/// commitments, both challenges), then every slot's value at the next
+/// commitments, γ), then every slot's value at the next
 /// step's first fold ([`crate::layout::Layout::step_start`] in the circuit).
 /// The next step's own values (its c_after, c_batch, challenges and Adam
 /// constants) are witnesses of this fold, zero on every other fold; after a
@@ -183,11 +169,6 @@ fn close_step<CS: ConstraintSystem<Fr>>(
                 format!("closes_{}", slot.name),
                 v,
                 ctx.z(sl.statement.c_after),
-            ),
-            Final::HashesToRho => (
-                "rho_from_transcript".into(),
-                short(&mut cs, "rho".into(), vec![v])?,
-                ctx.z(sl.statement.rho),
             ),
             Final::HashesToGamma => (
                 "gamma_from_transcript2".into(),
@@ -248,18 +229,6 @@ fn close_step<CS: ConstraintSystem<Fr>>(
             // Commit(θ_{t+1})'s first link is the next step's Commit(θ_t)'s
             Init::ParamsChain(false) => ctx.z(sl.commit.after_start),
             Init::ParamsChain(true) => after_start.clone(),
-            Init::Transcript => short(
-                &mut cs,
-                "transcript_start".into(),
-                vec![
-                    c(domain::TRANSCRIPT),
-                    spec.clone(),
-                    c_before.clone(),
-                    nv[0].clone(),
-                    nv[1].clone(),
-                    step.clone(),
-                ],
-            )?,
             Init::Transcript2 => short(
                 &mut cs,
                 "transcript2_start".into(),

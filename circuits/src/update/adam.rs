@@ -195,13 +195,6 @@ pub struct AdamWeight {
     pub el: AdamWitness,
 }
 
-impl AdamWeight {
-    /// What the transcript absorbs of this weight (the values F2 tests).
-    pub fn transcript(&self) -> Vec<i64> {
-        vec![self.dw_q, self.dw_r]
-    }
-}
-
 /// A row's Adam witness.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdamRow {
@@ -332,12 +325,11 @@ impl UpdateGadget for Adam {
         k: usize,
     ) -> Result<WeightOut, SynthesisError> {
         let wt = row.map(|r| &r.weights[k]);
-        let (dw_q, dw_r, grad_term) =
+        let (dw_q, _, grad_term) =
             rescaled_gradient(&mut cs, rc, ctx, wt.map(|w| (w.dw_q, w.dw_r)))?;
         let out = self.element(cs.namespace(|| "adam"), rc, ctx, (w, w_new), &dw_q, wt)?;
         Ok(WeightOut {
             grad_term,
-            transcript: vec![dw_q, dw_r],
             state: out.state,
             state_new: out.state_new,
         })

@@ -36,24 +36,10 @@ pub enum RowUpdate {
     Adam(adam::AdamRow),
 }
 
-impl RowUpdate {
-    /// The row's values for the transcript, weight by weight, in the order
-    /// the circuit absorbs them.
-    pub fn transcript(&self) -> Vec<i64> {
-        match self {
-            RowUpdate::Sgd(r) => r.weights.iter().flat_map(|w| w.transcript()).collect(),
-            RowUpdate::Momentum(r) => r.weights.iter().flat_map(|w| w.transcript()).collect(),
-            RowUpdate::Adam(r) => r.weights.iter().flat_map(|w| w.transcript()).collect(),
-        }
-    }
-}
-
 /// What a weight's update gives back to the row.
 pub(crate) struct WeightOut {
     /// The term of F2: `Σ_k ρ^k·term_k` must equal the factor times `Σ_i dZ[i]·Aρ[i]`.
     pub grad_term: Expr,
-    /// Values to absorb into the transcript.
-    pub transcript: Vec<Expr>,
     /// Optimizer state before (committed in c_before beside W).
     pub state: Vec<Expr>,
     /// Optimizer state after (committed in c_after beside W').

@@ -34,13 +34,6 @@ pub struct MomentumWeight<V> {
     pub r: V,
 }
 
-impl<V: Clone> MomentumWeight<V> {
-    /// What the transcript absorbs of this weight (the values F2 tests).
-    pub fn transcript(&self) -> Vec<V> {
-        vec![self.dw_q.clone(), self.dw_r.clone()]
-    }
-}
-
 /// A row's momentum witness.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MomentumRow {
@@ -176,9 +169,9 @@ impl UpdateGadget for Momentum {
         k: usize,
     ) -> Result<WeightOut, SynthesisError> {
         let wt = row.map(|r| &r.weights[k]);
-        let (dw_q, dw_r, grad_term) =
+        let (dw_q, _, grad_term) =
             rescaled_gradient(&mut cs, rc, ctx, wt.map(|w| (w.dw_q, w.dw_r)))?;
-        let mut vals = self.velocity(
+        let vals = self.velocity(
             &mut cs,
             rc,
             ctx,
@@ -187,10 +180,8 @@ impl UpdateGadget for Momentum {
             &dw_q,
             &sub(w, w_new),
         )?;
-        vals.dw_r = dw_r;
         Ok(WeightOut {
             grad_term,
-            transcript: vals.transcript(),
             state: vec![vals.v],
             state_new: vec![vals.v_new],
         })

@@ -23,14 +23,6 @@ pub struct SgdWeight<V> {
     pub r: V,
 }
 
-impl<V: Clone> SgdWeight<V> {
-    /// What the transcript absorbs of this weight (the circuit and the
-    /// witness builder both call this).
-    pub fn transcript(&self) -> Vec<V> {
-        vec![self.r.clone()]
-    }
-}
-
 /// A row's SGD witness.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SgdRow {
@@ -103,10 +95,8 @@ impl UpdateGadget for Sgd {
             &add(&scale(&q, Fr::from_u128(sq)), &r),
             &cst::<CS>(Fr::from_u128(ctx.off_sq)),
         );
-        let vals = SgdWeight { r };
         Ok(WeightOut {
             grad_term,
-            transcript: vals.transcript(),
             state: vec![],
             state_new: vec![],
         })

@@ -78,7 +78,8 @@ pub fn case_from(spec: ModelSpec, before: Checkpoint, batch: Batch, rows: Option
 fn case_in(spec: ModelSpec, before: Checkpoint, batch: Batch, layout: Layout) -> Case {
     let trace = step(&spec, &before, &batch).unwrap();
     let layout = Arc::new(layout);
-    let (mut witnesses, statement) = build_step(&layout, &trace, &before, &batch).unwrap();
+    let (mut witnesses, statement) =
+        build_step(&layout, &trace, &before, &batch, test_rho()).unwrap();
     let z0 = layout.first_state(&statement);
     with_multiplicities(&layout, &mut witnesses, &z0);
     Case {
@@ -96,6 +97,23 @@ fn case_in(spec: ModelSpec, before: Checkpoint, batch: Batch, layout: Layout) ->
 /// check constraints; the challenge's soundness is zkstep-fold's).
 pub fn test_alpha() -> Fr {
     Fr::from(0x1234_5678_9abc_u64) * Fr::from(0xdef0_1357_u64) + Fr::from(7u64)
+}
+
+/// The matrix identities' challenge ρ the tests build witnesses and fold at
+/// (any fixed value; its order after the first phases is zkstep-fold's).
+pub fn test_rho() -> Fr {
+    Fr::from(0x0bad_cafe_f00d_u64) * Fr::from(0x1357_9bdf_u64) + Fr::from(3u64)
+}
+
+/// The drawn challenges `[α, ρ]` allocated in `cs` at the test values.
+pub fn test_challenges<CS: ConstraintSystem<Fr>>(mut cs: CS) -> Vec<AllocatedNum<Fr>> {
+    [test_alpha(), test_rho()]
+        .iter()
+        .enumerate()
+        .map(|(k, v)| {
+            AllocatedNum::alloc(cs.namespace(|| format!("challenge{k}")), || Ok(*v)).unwrap()
+        })
+        .collect()
 }
 
 /// Count one step's lookups (every fold's first phase, from `z0`) and give
@@ -122,18 +140,32 @@ pub fn with_multiplicities(layout: &Arc<Layout>, ws: &mut [TileWitness], z0: &[F
     zkstep_circuits::witness::fill_multiplicities(layout, ws, &counts).unwrap();
 }
 
-/// Run one fold (both phases, at [`test_alpha`]); Ok(z_next) or Err(failing constraint path).
+/// Run one fold (both phases, at [`test_alpha`] and [`test_rho`]); Ok(z_next) or Err(failing constraint path).
 pub fn run_fold(layout: &Arc<Layout>, w: &TileWitness, z: &[Fr]) -> Result<Vec<Fr>, String> {
+    run_fold_at(layout, w, z, [test_alpha(), test_rho()])
+}
+
+/// [`run_fold`] with the drawn challenges `[α, ρ]` given.
+pub fn run_fold_at(
+    layout: &Arc<Layout>,
+    w: &TileWitness,
+    z: &[Fr],
+    drawn: [Fr; 2],
+) -> Result<Vec<Fr>, String> {
     let mut cs = TestConstraintSystem::<Fr>::new();
     let zin: Vec<AllocatedNum<Fr>> = z
         .iter()
         .enumerate()
         .map(|(i, v)| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(*v)).unwrap())
         .collect();
-    let alpha = AllocatedNum::alloc(cs.namespace(|| "alpha"), || Ok(test_alpha())).unwrap();
+    let ch: Vec<AllocatedNum<Fr>> = drawn
+        .iter()
+        .enumerate()
+        .map(|(k, v)| AllocatedNum::alloc(cs.namespace(|| format!("drawn{k}")), || Ok(*v)).unwrap())
+        .collect();
     let c = TileCircuit::fold(layout.clone(), w.clone());
     let out = c
-        .synthesize(&mut cs.namespace(|| "step"), &zin, &alpha)
+        .synthesize(&mut cs.namespace(|| "step"), &zin, &ch)
         .map_err(|e| format!("synthesis: {e}"))?;
     if let Some(which) = cs.which_is_unsatisfied() {
         return Err(which.to_string());
@@ -161,10 +193,10 @@ pub fn num_constraints(layout: &Arc<Layout>, w: &TileWitness) -> usize {
             AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::from(0u64))).unwrap()
         })
         .collect();
-    let alpha = AllocatedNum::alloc(cs.namespace(|| "alpha"), || Ok(test_alpha())).unwrap();
+    let ch = test_challenges(cs.namespace(|| "drawn"));
     let c = TileCircuit::fold(layout.clone(), w.clone());
     let before = cs.num_constraints();
-    c.synthesize(&mut cs.namespace(|| "step"), &zin, &alpha).unwrap();
+    c.synthesize(&mut cs.namespace(|| "step"), &zin, &ch).unwrap();
     cs.num_constraints() - before
 }
 
@@ -189,7 +221,7 @@ pub fn segment(toml: &str, rows: usize, seed: u64, k: usize) -> Segment {
     for s in 0..k {
         let batch = case(toml, Some(rows), seed + 100 * s as u64 + 1).batch;
         let trace = step(&spec, &cp, &batch).unwrap();
-        steps.push(build_step(&layout, &trace, &cp, &batch).unwrap());
+        steps.push(build_step(&layout, &trace, &cp, &batch, test_rho()).unwrap());
         cp = trace.after;
     }
     let openings: Vec<_> = steps.iter().map(|s| s.1).collect();
