@@ -115,7 +115,10 @@ pub fn verify_segment_payload(
 
 /// The check both kinds share: k steps' folds, Nova's proof from the z₀ the
 /// statement and the first step's opening give, to exactly the z_n the
-/// statement gives.
+/// statement gives. Nothing whose cost the proof chooses runs before the
+/// compressed proof is checked: z₀ needs only step t's Adam constants
+/// (`AdamStep::at`, logarithmic in t), the chain of k steps' constants
+/// comes after.
 fn verify_folds(
     lay: &crate::Layout,
     vk: &VerifierKey,
@@ -145,9 +148,6 @@ fn verify_folds(
             vk.compression().name()
         )));
     }
-    let adam = lay
-        .adam_digest(st.step, k)
-        .ok_or_else(|| Rejection("Adam's constants are undefined for these steps".into()))?;
     let opening = StepOpening {
         c_before: st.c_start,
         c_after: first.c_after,
@@ -161,6 +161,11 @@ fn verify_folds(
     let zn = snark
         .verify(vk, n, &z0)
         .map_err(|e| Rejection(format!("the compressed proof does not verify: {e}")))?;
+    // after the proof: its cost grows with k, which only a proof of k steps'
+    // folds gets past the check above with
+    let adam = lay
+        .adam_digest(st.step, k)
+        .ok_or_else(|| Rejection("Adam's constants are undefined for these steps".into()))?;
     let expected = lay.final_state(st.c_end, Fr::from(end), st.batches, adam);
     lay.check_final_state(&expected, &zn)
         .map_err(|e| Rejection(e.to_string()))

@@ -46,6 +46,51 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
     write_via_temp(path, bytes, false)
 }
 
+/// How every temporary file zkstep writes begins; the writer's process id
+/// follows (`.zkstep-tmp-PID-…`).
+pub const TMP_PREFIX: &str = ".zkstep-tmp-";
+
+/// Remove the temporary files that a zkstep process killed while writing
+/// (kill -9, a power cut) left in `dir`: those whose writer's process no
+/// longer exists (Linux: no `/proc/PID`), and those without a process id
+/// (written before it was in the name) untouched for a day. Regular files
+/// only, never followed links; a failure to remove one is ignored (the next
+/// write tries again). A live writer's file is never touched.
+pub fn sweep_leftovers(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let day = std::time::Duration::from_secs(24 * 3600);
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(TMP_PREFIX)) else {
+            continue;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        let stale = match pid {
+            Some(pid) => writer_is_gone(pid),
+            None => meta.modified().ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age > day),
+        };
+        if stale {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Whether no process `pid` exists (only where /proc says so; elsewhere a
+/// writer is assumed alive).
+fn writer_is_gone(pid: u32) -> bool {
+    pid != std::process::id()
+        && Path::new("/proc/self").exists()
+        && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
 fn write_via_temp(path: &Path, bytes: &[u8], replace: bool) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -55,8 +100,9 @@ fn write_via_temp(path: &Path, bytes: &[u8], replace: bool) -> Result<()> {
         path: path.to_path_buf(),
         source,
     };
+    sweep_leftovers(dir);
     let mut tmp = tempfile::Builder::new()
-        .prefix(".zkstep-tmp-")
+        .prefix(&format!("{TMP_PREFIX}{}-", std::process::id()))
         .tempfile_in(dir)
         .map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;

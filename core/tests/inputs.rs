@@ -102,3 +102,31 @@ fn write_new_never_replaces_and_leaves_no_temporary_file() {
     write_atomic(&p, b"third").unwrap();
     assert_eq!(std::fs::read(&p).unwrap(), b"third");
 }
+
+/// What a writer killed mid-write (kill -9) leaves is removed by the next
+/// write in that directory: a temporary file whose writer's process is gone,
+/// and one without a process id once a day old; a live writer's file, a
+/// directory and a link with the prefix are kept.
+#[test]
+fn leftovers_of_killed_writers_are_swept_and_live_ones_kept() {
+    use zkstep_core::format::{write_atomic, TMP_PREFIX};
+    let d = tempfile::tempdir().unwrap();
+    let at = |n: &str| d.path().join(format!("{TMP_PREFIX}{n}"));
+    // pid 4194304 is past Linux's pid_max: no such process
+    let dead = at("4194304-x1y2z3");
+    let mine = at(&format!("{}-a1b2c3", std::process::id()));
+    let fresh_legacy = at("Qw3rTy");
+    for p in [&dead, &mine, &fresh_legacy] {
+        std::fs::write(p, b"partial").unwrap();
+    }
+    let dir_like = at("4194304-dir");
+    std::fs::create_dir(&dir_like).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&mine, at("4194304-link")).unwrap();
+    write_atomic(&d.path().join("ckpt.safetensors"), b"ok").unwrap();
+    assert_eq!(dead.exists(), !std::path::Path::new("/proc/self").exists());
+    assert!(mine.exists() && fresh_legacy.exists() && dir_like.is_dir());
+    #[cfg(unix)]
+    assert!(std::fs::symlink_metadata(at("4194304-link")).is_ok());
+    assert_eq!(std::fs::read(d.path().join("ckpt.safetensors")).unwrap(), b"ok");
+}

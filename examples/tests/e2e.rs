@@ -282,6 +282,16 @@ fn adam_mid_run_proves_and_verifies() {
         (st.step, st.steps, st.c_end),
         (1, 2, commit_params(&spec, &after))
     );
+    // a segment that claims 2⁴⁰ steps (and as many folds): rejected by the
+    // compressed proof before anything whose cost grows with the steps
+    // claimed (the chain of every step's Adam constants: days, before)
+    let mut forged = read();
+    forged.payload.statement.steps = 1 << 40;
+    forged.payload.num_folds = keys.layout.num_folds() as u64 * (1 << 40);
+    match verify_segment(&vk, &forged, None) {
+        Err(VerifyError::Rejected(why)) => assert!(why.contains("does not verify"), "{why}"),
+        other => panic!("a claim of 2⁴⁰ steps: {other:?}"),
+    }
     // re-labelled as steps 2..4 (commitments recomputed): Adam's constants differ
     let mut forged = read();
     let s = &mut forged.payload.statement;

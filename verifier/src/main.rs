@@ -73,6 +73,19 @@ struct Args {
     json: bool,
 }
 
+/// A batch file is used for the step its label names, as `zkstep prove`
+/// requires (docs/SEMANTICS.md, "Batches and steps"): the batch commitment
+/// binds the contents, not the label, so the label is checked here.
+fn batch_for_step(path: &std::path::Path, label: u64, step: u64) -> Result<(), String> {
+    if label == step {
+        return Ok(());
+    }
+    Err(format!(
+        "REJECTED: {}: this batch is for step {label}, used here for step {step}",
+        path.display()
+    ))
+}
+
 fn fail(code: u8, msg: String) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(code)
@@ -259,7 +272,12 @@ fn run(a: &Args) -> ExitCode {
         }
         if let Some(p) = a.batch.first() {
             match read_batch(p, &spec) {
-                Ok((b, _)) => st.c_batch = commit_batch(&spec, &b),
+                Ok((b, label)) => {
+                    if let Err(m) = batch_for_step(p, label, st.step) {
+                        return fail(1, m);
+                    }
+                    st.c_batch = commit_batch(&spec, &b)
+                }
                 Err(e) => return fail(2, e.to_string()),
             }
         }
@@ -357,8 +375,9 @@ fn segment_expected(
     }
     if !a.batch.is_empty() {
         let mut cs = Vec::with_capacity(a.batch.len());
-        for p in &a.batch {
-            let (b, _) = read_batch(p, &spec).map_err(|e| fail(2, e.to_string()))?;
+        for (i, p) in a.batch.iter().enumerate() {
+            let (b, label) = read_batch(p, &spec).map_err(|e| fail(2, e.to_string()))?;
+            batch_for_step(p, label, st.step.saturating_add(i as u64)).map_err(|m| fail(1, m))?;
             cs.push(commit_batch(&spec, &b));
         }
         st.batches = vk.layout.batches_digest(&cs);

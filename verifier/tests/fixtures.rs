@@ -176,33 +176,38 @@ fn binary_exit_codes_and_file_checks() {
     assert_eq!(v["params"], "dev");
     // the command's whole time includes the proof check
     assert!(v["total_ms"].as_f64().unwrap() >= v["verify_ms"].as_f64().unwrap());
-    let (rc, out, _) = verify_bin(&[
-        "--vk",
-        &s("verifying.key"),
-        "--proof",
-        &s("proof.zkstep"),
-        "--spec",
-        &s("spec.toml"),
-        "--before",
-        &s("before.safetensors"),
-        "--after",
-        &s("after.safetensors"),
-        "--batch",
-        &s("batch.safetensors"),
-    ]);
+    // the proof against the user's files
+    let with_spec = |extra: &[&str]| {
+        let (vk, proof, spec) = (s("verifying.key"), s("proof.zkstep"), s("spec.toml"));
+        let mut args = vec!["--vk", &vk, "--proof", &proof, "--spec", &spec];
+        args.extend_from_slice(extra);
+        verify_bin(&args)
+    };
+    let (b0, b1, x0) = (
+        s("before.safetensors"),
+        s("after.safetensors"),
+        s("batch.safetensors"),
+    );
+    let (rc, out, _) = with_spec(&["--before", &b0, "--after", &b1, "--batch", &x0]);
     assert_eq!(rc, 0, "{out}");
     assert!(out.contains("ACCEPTED in") && out.contains("proof check"), "{out}");
+    // the same batch relabelled for another step (same contents, so the same
+    // commitment): refused as prove refuses it
+    let dir = tempfile_dir();
+    let relabelled = dir.join("batch_step_3.safetensors");
+    {
+        let spec = zkstep_core::ModelSpec::from_file(&fx("spec.toml")).unwrap();
+        let (b, _) = zkstep_core::format::read_batch(&fx("batch.safetensors"), &spec).unwrap();
+        zkstep_core::format::write_batch(&relabelled, &spec, &b, 3).unwrap();
+    }
+    let (rc, _, err) = with_spec(&["--batch", &relabelled.display().to_string()]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(
+        err.contains("REJECTED") && err.contains("batch_step_3.safetensors") && err.contains("for step 3"),
+        "{err}"
+    );
     // the after-checkpoint given as the before one
-    let (rc, _, err) = verify_bin(&[
-        "--vk",
-        &s("verifying.key"),
-        "--proof",
-        &s("proof.zkstep"),
-        "--spec",
-        &s("spec.toml"),
-        "--before",
-        &s("after.safetensors"),
-    ]);
+    let (rc, _, err) = with_spec(&["--before", &b1]);
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("REJECTED"));
     // another spec's key

@@ -46,26 +46,19 @@ pub struct AdamStep {
 }
 
 impl AdamStep {
-    /// The constants of update t under `rounding` (O(t) rescales: the
-    /// powers are defined step by step, so that every implementation
-    /// rounds them the same way). None for t = 0 or β outside (0, 1).
+    /// The constants of update t under `rounding`. The powers are defined
+    /// step by step (so that every implementation rounds them the same
+    /// way) and computed by [`power_after`], whose cost is logarithmic in t
+    /// where t single steps would take seconds (a verifier computes these
+    /// for the step a proof claims). None for t = 0 or β outside (0, 1).
     pub fn at(h: &AdamHyper, t: u64, rounding: Rounding) -> Option<Self> {
         let s = SCALE_I128;
         let ok = |b: i64| b > 0 && (b as i128) < s;
         if t == 0 || !ok(h.beta1_fx) || !ok(h.beta2_fx) || h.eps_fx < 1 {
             return None;
         }
-        let (mut pow1, mut pow2) = (s, s);
-        for _ in 0..t {
-            let p1 = rescale(pow1 * h.beta1_fx as i128, s, rounding)?.q;
-            let p2 = rescale(pow2 * h.beta2_fx as i128, s, rounding)?.q;
-            if (p1, p2) == (pow1, pow2) {
-                // a fixed point of both recurrences: every later power is
-                // the same, so a large t costs no more than this
-                break;
-            }
-            (pow1, pow2) = (p1, p2);
-        }
+        let pow1 = power_after(s, h.beta1_fx as i128, t, rounding)?;
+        let pow2 = power_after(s, h.beta2_fx as i128, t, rounding)?;
         // β < 1 keeps every power ≤ β·S < S, so each bias correction is ≥ 1
         let (bc1, bc2) = (s - pow1, s - pow2);
         let k1 = rescale(h.lr_fx as i128 * s, bc1, rounding)?.q;
@@ -82,6 +75,55 @@ impl AdamStep {
             c2,
         })
     }
+}
+
+/// `p` advanced `n` steps of `p ↦ rescale_S(p·β)` (0 < β < S, p ≥ 0):
+/// exactly the value of n single steps (a test compares them), in time
+/// logarithmic in the length of each run of equal decrements. Why runs: the
+/// decrement `δ(p) = p − rescale_S(p·β)` is non-decreasing in p (one more p
+/// adds β/S < 1 to p·β/S, so a monotone rounding adds 0 or 1), and p falls
+/// along the sequence, so if δ is the same at p and at p − (j−1)·δ it is
+/// the same at every step between, and the sequence is p, p − δ, …,
+/// p − j·δ. The longest such j is found by doubling and bisection. β₂ =
+/// 1 − 10⁻⁹ under floor is one run of ≈ 10⁹ steps (≈ 5 s step by step).
+pub fn power_after(p: i128, beta: i128, n: u64, rounding: Rounding) -> Option<i128> {
+    let step = |p: i128| rescale(p.checked_mul(beta)?, SCALE_I128, rounding).map(|r| r.q);
+    let (mut p, mut left) = (p, n);
+    while left > 0 {
+        let d = p - step(p)?;
+        if d == 0 {
+            break; // a fixed point: every later power is the same
+        }
+        // whether the first j steps from p all decrease by d
+        let run = |j: u64| -> Option<bool> {
+            let q = p.checked_sub(i128::from(j - 1).checked_mul(d)?)?;
+            Some(q >= 0 && q - step(q)? == d)
+        };
+        let mut good = 1u64;
+        let mut bad = None;
+        while good < left {
+            let j = good.saturating_mul(2).min(left);
+            if run(j)? {
+                good = j;
+            } else {
+                bad = Some(j);
+                break;
+            }
+        }
+        if let Some(mut b) = bad {
+            while b - good > 1 {
+                let m = good + (b - good) / 2;
+                if run(m)? {
+                    good = m;
+                } else {
+                    b = m;
+                }
+            }
+        }
+        p -= i128::from(good) * d;
+        left -= good;
+    }
+    Some(p)
 }
 
 /// One parameter's values before an update.
@@ -329,6 +371,46 @@ mod tests {
         let bc2 = 1.0 - b2.powi(t as i32);
         let den = v.sqrt() / bc2.sqrt() + eps;
         (th - lr / bc1 * m / den, m, v)
+    }
+
+    /// n single steps of the power sequence, as SEMANTICS defines them.
+    fn power_by_steps(mut p: i128, beta: i128, n: u64, r: Rounding) -> i128 {
+        for _ in 0..n {
+            p = rescale(p * beta, SCALE_I128, r).unwrap().q;
+        }
+        p
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn power_after_is_the_step_by_step_power(
+            beta in proptest::prop_oneof![1i128..SCALE_I128, (SCALE_I128 - 3000)..SCALE_I128],
+            n in 0u64..4000,
+            floor in proptest::bool::ANY,
+        ) {
+            let r = if floor { Rounding::Floor } else { Rounding::HalfUp };
+            proptest::prop_assert_eq!(
+                power_after(SCALE_I128, beta, n, r),
+                Some(power_by_steps(SCALE_I128, beta, n, r))
+            );
+        }
+    }
+
+    #[test]
+    fn power_after_reaches_far_steps_exactly() {
+        // β₂ = 1 − 10⁻⁹: each step takes off 1 (floor) until 0, or until
+        // S/2 under half-up rounding (p·β/S + ½ rounds back to p there)
+        let b = SCALE_I128 - 1;
+        for (n, floor, half) in [(10, SCALE_I128 - 10, SCALE_I128 - 10), (1 << 40, 0, SCALE_I128 / 2)] {
+            assert_eq!(power_after(SCALE_I128, b, n, Rounding::Floor), Some(floor));
+            assert_eq!(power_after(SCALE_I128, b, n, Rounding::HalfUp), Some(half));
+        }
+        // one step before the end of the run, and the step after it
+        let n = (SCALE_I128 - 2) as u64;
+        assert_eq!(power_after(SCALE_I128, b, n, Rounding::Floor), Some(2));
+        assert_eq!(power_after(SCALE_I128, b, n + 1, Rounding::Floor), Some(1));
+        let k = AdamStep::at(&AdamHyper { beta2_fx: SCALE - 1, ..AdamHyper::pytorch_default(false) }, 1 << 40, Rounding::Floor).unwrap();
+        assert_eq!((k.pow1, k.pow2, k.bc2), (0, 0, SCALE_I128));
     }
 
     #[test]
