@@ -54,6 +54,9 @@ pub type Ivc = zkstep_fold::Ivc<E1, E2>;
 /// step, sliced across its folds).
 pub const CHALLENGES: zkstep_fold::ChallengeMode = zkstep_fold::ChallengeMode::PerRun;
 
+/// How many challenges a fold draws: α (the lookups) and ρ (the matrix identities).
+pub const NUM_CHALLENGES: usize = 2;
+
 /// A commitment key's size floor, as nova-snark's SNARKs give it.
 pub type CkFloor<E> = Box<dyn for<'a> Fn(&'a R1CSShape<E>) -> usize>;
 

@@ -36,7 +36,7 @@ pub fn layer_overhead(arity: usize) -> Result<CircuitSizes, CircuitError> {
     }
     let s = zkstep_fold::params::layer_sizes::<crate::engine::E1, crate::engine::E2>(
         arity,
-        1,
+        crate::engine::NUM_CHALLENGES,
         crate::engine::CHALLENGES,
     )
     .map_err(|e| CircuitError::Synthesis(e.to_string()))?;

@@ -267,11 +267,23 @@ fn closing_checks_reject_wrong_statements() {
     // another ρ or γ breaks the claims first
     fails(st.rho, "");
     fails(tr.gamma, "");
-    // the next step's values are zero except where a step closes
-    let mut ws = c.witnesses.clone();
-    ws[0].next.c_after = one;
-    let err = run_all(&c.layout, &ws, &c.z0).unwrap_err();
-    assert!(err.1.contains("next_c_after_zero"), "{err:?}");
+    // the next step's values are zero except where a step closes: each of
+    // them set on the first fold (which does not close) fails there, by name
+    // (Adam's k₁ and c₂ where the spec has them)
+    let next_nonzero = |c: &Case, name: &str, set: &dyn Fn(&mut zkstep_circuits::witness::NextStep)| {
+        let mut ws = c.witnesses.clone();
+        set(&mut ws[0].next);
+        let err = run_all(&c.layout, &ws, &c.z0).unwrap_err();
+        assert_eq!(err.0, 0, "{name}: {err:?}");
+        assert!(err.1.contains(&format!("next_{name}_zero")), "{name}: {err:?}");
+    };
+    next_nonzero(&c, "c_after", &|n| n.c_after = one);
+    next_nonzero(&c, "c_batch", &|n| n.c_batch = one);
+    next_nonzero(&c, "rho", &|n| n.rho = one);
+    next_nonzero(&c, "gamma", &|n| n.gamma = one);
+    let adam = case(&TWO_LAYER.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1"), Some(2), 5);
+    next_nonzero(&adam, "k1", &|n| n.adam.0 = one);
+    next_nonzero(&adam, "c2", &|n| n.adam.1 = one);
 }
 
 /// ρ is the folding layer's: a step whose witnesses, claims and z₀ are

@@ -30,6 +30,18 @@ pub enum CliError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// Not enough memory for what was asked, said before starting it.
+    #[error("{what} needs about {need_gib:.1} GiB of memory, {have_gib:.1} GiB is available here ({limit}); use a machine with more memory or a smaller spec")]
+    NotEnoughMemory {
+        /// What would need it.
+        what: String,
+        /// Its estimate (GiB).
+        need_gib: f64,
+        /// What the machine allows now (GiB).
+        have_gib: f64,
+        /// Which limit that is.
+        limit: String,
+    },
     /// Flags that do not make sense together or with this run.
     #[error("{0}")]
     Usage(String),

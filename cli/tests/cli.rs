@@ -1052,3 +1052,34 @@ fn names_that_are_not_utf8_are_reported_not_a_panic() {
         assert!(v.to_string().contains('\u{fffd}'), "{what}: {v}");
     }
 }
+
+/// `init` of a spec at the parameter limit under a 2 GiB address-space
+/// limit (`ulimit -v`) says up front how much memory its checkpoint needs
+/// and exits 1, instead of aborting when an allocation fails (issue 30,
+/// finding 9); nothing is written.
+#[test]
+fn init_refuses_a_spec_that_does_not_fit_in_memory() {
+    let f = Fx::new();
+    std::fs::write(
+        f.p("big.toml"),
+        "batch_size = 1\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 16383\noutputs = 16384\n",
+    )
+    .unwrap();
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 2097152 && exec '{}' init --spec '{}' --out '{}'",
+            env!("CARGO_BIN_EXE_zkstep"),
+            f.s("big.toml"),
+            f.s("big.safetensors")
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("needs about") && err.contains("GiB") && err.contains("ulimit -v"),
+        "{err}"
+    );
+    assert!(!f.p("big.safetensors").exists());
+}

@@ -131,9 +131,23 @@ fn write_via_temp(path: &Path, bytes: &[u8], replace: bool) -> Result<()> {
 
 pub use crate::input::{read_input, Input};
 
-/// Read a safetensors file (checkpoint, batch, dataset, import) with a clear error.
+/// Read a safetensors file (dataset, import, inspect) with a clear error:
+/// its header first, then as much tensor data as it declares (up to the
+/// safetensors size limit).
 pub fn read_file(path: &Path) -> Result<Vec<u8>> {
-    read_input(path, Input::Safetensors)
+    crate::input::read_safetensors(path, Input::Safetensors.limit(), "safetensors file")
+}
+
+/// The most tensor data a checkpoint of `spec` holds: every parameter and
+/// up to two optimizer-state values beside it (Adam's m and v), 8 bytes each.
+fn checkpoint_data_bound(spec: &ModelSpec) -> u64 {
+    (spec.num_params() as u64).saturating_mul(3 * 8)
+}
+
+/// The tensor data of a batch of `spec`: X and Y, 8 bytes a value.
+fn batch_data_bound(spec: &ModelSpec) -> u64 {
+    let values = spec.batch_size as u64 * (spec.input_width() + spec.output_width()) as u64;
+    values.saturating_mul(8)
 }
 
 /// A parsed safetensors file with its metadata.
@@ -420,7 +434,8 @@ pub fn parse_checkpoint(path: &Path, bytes: &[u8], spec: &ModelSpec) -> Result<C
 
 /// Read a checkpoint for `spec`.
 pub fn read_checkpoint(path: &Path, spec: &ModelSpec) -> Result<Checkpoint> {
-    parse_checkpoint(path, &read_file(path)?, spec)
+    let bytes = crate::input::read_safetensors(path, checkpoint_data_bound(spec), "checkpoint")?;
+    parse_checkpoint(path, &bytes, spec)
 }
 
 /// Write a batch atomically (with its salt and step in the metadata).
@@ -474,7 +489,8 @@ pub fn parse_batch(path: &Path, bytes: &[u8], spec: &ModelSpec) -> Result<(Batch
 
 /// Read a batch for `spec`.
 pub fn read_batch(path: &Path, spec: &ModelSpec) -> Result<(Batch, u64)> {
-    parse_batch(path, &read_file(path)?, spec)
+    let bytes = crate::input::read_safetensors(path, batch_data_bound(spec), "batch")?;
+    parse_batch(path, &bytes, spec)
 }
 
 /// How much quantisation moved the values.

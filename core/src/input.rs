@@ -135,6 +135,81 @@ pub fn read_input(path: &Path, kind: Input) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The largest safetensors header zkstep reads (its own files' headers are
+/// a few KB; the format allows 100 MB).
+pub const MAX_SAFETENSORS_HEADER: u64 = 16 * MIB;
+
+/// Read a safetensors file whose tensors may take at most `max_data` bytes
+/// (what a `what` of the caller's spec can hold): its 8-byte header length
+/// and its header first (bounded), then the tensor data only if the
+/// header's tensors end exactly where the file does and fit `max_data`. A
+/// hostile file (a huge header, bytes past the tensors, tensors larger than
+/// the spec's) is refused having read at most its header, so reading costs
+/// memory for what the header declares and the caller bounds, nothing more.
+pub fn read_safetensors(path: &Path, max_data: u64, what: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let (mut file, len) = open_regular(path, Input::Safetensors)?;
+    let invalid = |why: String| ferr(path, format!("not a valid safetensors file ({why})"));
+    if len < 8 {
+        return Err(invalid(format!("{len} bytes, shorter than its header's length")));
+    }
+    let mut n8 = [0u8; 8];
+    file.read_exact(&mut n8).map_err(io_err(path))?;
+    let n = u64::from_le_bytes(n8);
+    if n > MAX_SAFETENSORS_HEADER || n > len - 8 {
+        return Err(invalid(format!(
+            "a header of {n} bytes in a file of {len}; zkstep reads headers of at most {MAX_SAFETENSORS_HEADER}"
+        )));
+    }
+    let mut header = vec![0u8; n as usize];
+    file.read_exact(&mut header).map_err(io_err(path))?;
+    let data = declared_data(&header)
+        .ok_or_else(|| invalid("its header is not a JSON map of tensors with data offsets".into()))?;
+    let after = len - 8 - n;
+    if data != after {
+        return Err(invalid(format!(
+            "its header declares {data} bytes of tensor data, the file has {after} after the header"
+        )));
+    }
+    if data > max_data {
+        return Err(ferr(
+            path,
+            format!("its tensors take {data} bytes, more than the {max_data} a {what} of this spec holds"),
+        ));
+    }
+    let mut buf = Vec::with_capacity(len as usize);
+    buf.extend_from_slice(&n8);
+    buf.extend_from_slice(&header);
+    file.take(data + 1)
+        .read_to_end(&mut buf)
+        .map_err(io_err(path))?;
+    if buf.len() as u64 != len {
+        return Err(ferr(path, "changed while it was read"));
+    }
+    Ok(buf)
+}
+
+/// The bytes of tensor data a safetensors header declares (the largest end
+/// offset); None if it is not a JSON map whose entries other than
+/// `__metadata__` carry two data offsets.
+fn declared_data(header: &[u8]) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_slice(header).ok()?;
+    let mut end = 0u64;
+    for (k, t) in v.as_object()? {
+        if k == "__metadata__" {
+            continue;
+        }
+        let off = t.get("data_offsets")?.as_array()?;
+        let [a, b] = off.as_slice() else { return None };
+        let (a, b) = (a.as_u64()?, b.as_u64()?);
+        if a > b {
+            return None;
+        }
+        end = end.max(b);
+    }
+    Some(end)
+}
+
 /// The first `n` bytes of a user's file of kind `kind` (fewer if it is
 /// shorter), a regular file only: enough to refuse a file of the wrong kind
 /// by its header before reading all of it. No size limit applies (nothing

@@ -130,3 +130,43 @@ fn leftovers_of_killed_writers_are_swept_and_live_ones_kept() {
     assert!(std::fs::symlink_metadata(at("4194304-link")).is_ok());
     assert_eq!(std::fs::read(d.path().join("ckpt.safetensors")).unwrap(), b"ok");
 }
+
+/// A hostile safetensors file is refused having read at most its header:
+/// bytes past the tensors its header declares (a 2 GiB sparse file with a
+/// small header), tensors larger than a checkpoint or batch of the spec can
+/// hold (a sparse 1 GiB tensor), and a header longer than zkstep reads.
+/// Each error names the file; none reads the bulk of it.
+#[test]
+fn hostile_safetensors_are_refused_from_their_header() {
+    use zkstep_core::format::{read_batch, read_checkpoint};
+    let spec = ModelSpec::from_toml_str(
+        "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 1\n",
+    )
+    .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let file = |name: &str, header: &str, total: u64| {
+        let p = d.path().join(name);
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header.as_bytes());
+        std::fs::write(&p, &bytes).unwrap();
+        // sparse: the length without the bytes
+        std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(total).unwrap();
+        p
+    };
+    let small = r#"{"w":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}}"#;
+    let trailing = file("trailing.safetensors", small, 2 << 30);
+    let e = read_checkpoint(&trailing, &spec).unwrap_err().to_string();
+    assert!(e.contains("trailing.safetensors") && e.contains("declares 8 bytes"), "{e}");
+    let big = format!(r#"{{"w":{{"dtype":"I64","shape":[{}],"data_offsets":[0,{}]}}}}"#, 1 << 27, 1u64 << 30);
+    let huge = file("huge.safetensors", &big, 8 + big.len() as u64 + (1 << 30));
+    for e in [
+        read_checkpoint(&huge, &spec).unwrap_err().to_string(),
+        read_batch(&huge, &spec).map(|_| ()).unwrap_err().to_string(),
+    ] {
+        assert!(e.contains("huge.safetensors") && e.contains("more than the"), "{e}");
+    }
+    let p = d.path().join("long-header.safetensors");
+    std::fs::write(&p, u64::MAX.to_le_bytes()).unwrap();
+    let e = read_checkpoint(&p, &spec).unwrap_err().to_string();
+    assert!(e.contains("long-header.safetensors") && e.contains("a header of"), "{e}");
+}

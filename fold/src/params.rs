@@ -367,6 +367,20 @@ where
         self.digest
     }
 
+    /// Recompute the digest from the configuration, the witness layout and
+    /// both shapes, and compare it with the one read: a key changed after it
+    /// was written (a flipped bit in a matrix, an edited count) would make
+    /// proofs no verifier with the original key accepts. Costs a hash of
+    /// the shapes (nova-snark's shape digests).
+    pub fn check_digest(&self) -> Result<()> {
+        if digest_of(&self.cfg, &self.shape1, &self.layout1, &self.shape2) != self.digest {
+            return Err(FoldError::Invalid(
+                "the parameters' digest is not the one their circuits give: the key was changed after it was written".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// The digest as a number of the other field.
     pub(crate) fn digest_base(&self) -> E1::Base {
         field_switch::<E1::Scalar, E1::Base>(self.digest)

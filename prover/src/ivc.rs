@@ -213,6 +213,28 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
         p.rows as usize,
         p.segments as usize,
     )?);
+    // a key changed after keygen (re-sealed, so the checksum passes) would
+    // give proofs that no verifier accepts: refuse it here, by name
+    let corrupt = |why: String| bad(format!("proving key corrupt: {why}"));
+    p.pp.check_digest().map_err(|e| corrupt(e.to_string()))?;
+    if p.pp.config().arity != layout.arity() {
+        return Err(corrupt(format!(
+            "its circuits have {} state slots, its layout ({} rows a fold) {}",
+            p.pp.config().arity,
+            p.rows,
+            layout.arity()
+        )));
+    }
+    // the layout's circuit and the folding layer's own are the key's circuit
+    let stats = zkstep_circuits::sizing::shape_stats(&layout)?;
+    let want = stats.constraints + stats.layer.primary_constraints;
+    let (got, _) = p.pp.num_constraints();
+    if got != want {
+        return Err(corrupt(format!(
+            "its primary circuit has {got} constraints, its layout ({} rows a fold) gives {want}",
+            p.rows
+        )));
+    }
     Ok(Keys {
         layout,
         pp: p.pp,

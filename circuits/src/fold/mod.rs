@@ -98,7 +98,7 @@ impl StepCircuit<Fr> for TileCircuit {
     // α (the lookups) and ρ (the matrix identities), drawn after every
     // fold's first phase
     fn num_challenges(&self) -> usize {
-        2
+        crate::engine::NUM_CHALLENGES
     }
 
     // the table slice's multiplicities count the whole step's lookups

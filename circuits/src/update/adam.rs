@@ -468,11 +468,38 @@ mod tests {
                 let (ok, which, cost) = run(&h, t, st, g, &|_, _| {});
                 assert!(ok, "{st:?}: {which:?}");
                 eprintln!("adam (decoupled {decoupled}): {cost} constraints an element");
-                let wrong: [(&str, &str, &Edit); 6] = [
+                // a quotient one lower with its remainder one divisor
+                // higher satisfies the rescale's equation: its remainder's
+                // range check is what rejects it (issue 30, finding 12)
+                let s = SCALE_I128;
+                let wd_d = if decoupled { s * s } else { s };
+                let wrong: [(&str, &str, &Edit); 11] = [
                     ("θ' + 1", "theta_new", &|_, th| *th += 1),
                     ("m' + 1", "m_rescale", &|w, _| w.trace.m += 1),
                     ("v' + 1", "v_rescale", &|w, _| w.trace.v += 1),
                     ("√ + 1", "sqrt", &|w, _| w.trace.sqrt_v += 1),
+                    ("√ − 1", "sqrt", &|w, _| w.trace.sqrt_v -= 1),
+                    ("decay or L2 − 1, r + d", "wd", &move |w, th| {
+                        if decoupled {
+                            w.trace.decay -= 1;
+                            *th += 1;
+                        } else {
+                            w.trace.l2 -= 1;
+                        }
+                        w.trace.wd_rem += wd_d;
+                    }),
+                    ("m' − 1, r + S", "m_rescale", &move |w, _| {
+                        w.trace.m -= 1;
+                        w.trace.m_rem += s;
+                    }),
+                    ("v' − 1, r + S", "v_rescale", &move |w, _| {
+                        w.trace.v -= 1;
+                        w.trace.v_rem += s;
+                    }),
+                    ("den − 1, r + S", "den_rescale", &move |w, _| {
+                        w.trace.den -= 1;
+                        w.trace.den_rem += s;
+                    }),
                     ("Δ + 1 with θ' − 1", "delta/div", &|w, th| {
                         w.trace.delta += 1;
                         *th -= 1;

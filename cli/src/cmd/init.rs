@@ -14,6 +14,12 @@ pub fn run(a: InitArgs) -> Result<()> {
     let OutFile { out, force, json } = a.out;
     let s = ModelSpec::from_file(&a.spec)?;
     refuse_existing(&out, force)?;
+    // the checkpoint, its encoding and the file's bytes: three copies of
+    // every parameter and its optimizer state, 8 bytes a value, said up
+    // front rather than an abort when an allocation fails
+    let tensors = 1 + s.optimizer.state_names().len() as u64;
+    let need = (s.num_params() as u64).saturating_mul(8 * 3 * tensors);
+    crate::util::require_memory(format!("a checkpoint of {} parameters", s.num_params()), need)?;
     // a spec whose value_bits cannot hold the initial weights is an error,
     // not a checkpoint with weights silently set to 0
     let ck = Checkpoint::init_checked(&s, a.seed)?;
