@@ -112,7 +112,7 @@ impl FoldBar {
 
 /// The commitment of a checkpoint or batch file, by its `format` metadata.
 pub fn commitment_of(file: &Path, s: &ModelSpec) -> Result<(&'static str, zkstep_core::Fr)> {
-    let bytes = format::read_file(file)?;
+    let bytes = format::read_checkpoint_or_batch(file, s)?;
     let f = StFile::parse(file, &bytes)?;
     match f.meta("format") {
         Some(BATCH_FORMAT) => {

@@ -150,6 +150,14 @@ fn batch_data_bound(spec: &ModelSpec) -> u64 {
     values.saturating_mul(8)
 }
 
+/// Read a checkpoint or a batch of `spec` (either: the caller tells them
+/// apart by the metadata), header first, its tensors bounded by the larger
+/// of what each holds.
+pub fn read_checkpoint_or_batch(path: &Path, spec: &ModelSpec) -> Result<Vec<u8>> {
+    let bound = checkpoint_data_bound(spec).max(batch_data_bound(spec));
+    crate::input::read_safetensors(path, bound, "checkpoint or batch")
+}
+
 /// A parsed safetensors file with its metadata.
 pub struct StFile<'a> {
     path: &'a Path,

@@ -162,6 +162,7 @@ fn hostile_safetensors_are_refused_from_their_header() {
     for e in [
         read_checkpoint(&huge, &spec).unwrap_err().to_string(),
         read_batch(&huge, &spec).map(|_| ()).unwrap_err().to_string(),
+        zkstep_core::format::read_checkpoint_or_batch(&huge, &spec).unwrap_err().to_string(),
     ] {
         assert!(e.contains("huge.safetensors") && e.contains("more than the"), "{e}");
     }
