@@ -483,6 +483,17 @@ fn cross_entropy_mutations_are_rejected() {
     rejects(&c, f, "softmax/s1/loss0", |w| {
         w.cells[c.layout.rows].da += 1
     });
+    // a masked row cannot raise the maximum: its activation made the
+    // largest (nothing else checks a masked cell) and claimed as the
+    // maximum fails where the maximum must be attained, since the masked
+    // row enters the softmax as a copy of row 0 (issue 30, finding 12)
+    assert_eq!(c.layout.rows, 4);
+    rejects(&c, f, "softmax/s0/max/attained", |w| {
+        let v = w.softmax[0].m + 1_000_000_000;
+        w.cells[3].z = v as i64;
+        w.cells[3].s = 1; // its ReLU sign, still pinned on a masked cell
+        w.softmax[0].m = v;
+    });
     // another label: Y of sample 0 moved from class 0 to class 1
     rejects(&c, f, "softmax/s0/loss", |w| {
         w.cells[0].y -= 1_000_000_000;
