@@ -49,6 +49,34 @@ fn devices_and_missing_files_are_named() {
     assert!(e.contains("/nonexistent/proving.key"), "{e}");
 }
 
+/// One small spec's keys, made once for the tests below.
+struct Written {
+    spec: zkstep_core::ModelSpec,
+    keys: zkstep_prover::ivc::Keys,
+}
+
+fn written() -> &'static Written {
+    use zkstep_prover::ivc::{keygen, Setup};
+    static W: std::sync::OnceLock<Written> = std::sync::OnceLock::new();
+    W.get_or_init(|| {
+        let spec = zkstep_core::ModelSpec::from_toml_str(
+            "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 3\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 2\n",
+        )
+        .unwrap();
+        let keys = keygen(&spec, Some(2), usize::MAX, Setup::Dev).unwrap();
+        Written { spec, keys }
+    })
+}
+
+/// The honest key file (written into `dir`), its header and payload.
+fn honest_key(dir: &Path) -> (std::path::PathBuf, Header, Vec<u8>) {
+    zkstep_prover::ivc::write_keys(dir, &written().keys).unwrap();
+    let path = dir.join(zkstep_prover::ivc::PROVING_KEY_FILE);
+    let bytes = std::fs::read(&path).unwrap();
+    let (h, body) = files::open(&bytes, FileKind::ProvingKey).unwrap();
+    (path, h, body.to_vec())
+}
+
 /// A proving key changed after keygen and re-sealed (so the envelope's
 /// checksum passes) is refused when read, by name, before any work: its
 /// layout's rows changed (the circuit its shapes hold is another), and bits
@@ -57,19 +85,9 @@ fn devices_and_missing_files_are_named() {
 #[test]
 fn a_changed_proving_key_is_refused_as_corrupt() {
     use zkstep_circuits::files::ProvingKeyPayload;
-    use zkstep_prover::ivc::{keygen, write_keys, Setup, PROVING_KEY_FILE};
-    let spec = zkstep_core::ModelSpec::from_toml_str(
-        "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 3\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 2\n",
-    )
-    .unwrap();
-    let keys = keygen(&spec, Some(2), usize::MAX, Setup::Dev).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    write_keys(dir.path(), &keys).unwrap();
-    let path = dir.path().join(PROVING_KEY_FILE);
-    let honest = std::fs::read(&path).unwrap();
+    let (path, h, body) = honest_key(dir.path());
     read_proving_key(&path).unwrap();
-    let (h, body) = files::open(&honest, FileKind::ProvingKey).unwrap();
-    let body = body.to_vec();
     let write = |b: &[u8]| {
         let p = dir.path().join("changed.key");
         std::fs::write(&p, files::seal(h, b)).unwrap();
@@ -97,4 +115,67 @@ fn a_changed_proving_key_is_refused_as_corrupt() {
         by_digest += usize::from(e.contains("proving key corrupt"));
     }
     assert!(by_digest > 0, "no flip decoded: the digest check was not reached");
+}
+
+/// Fuzzing proving keys beside the verifier's fuzzing of proofs and keys:
+/// random bit flips anywhere in the key, re-sealed. None may panic or abort
+/// reading the key or proving with it, and a proof made with a changed key
+/// that is read is never accepted unless it is a proof of the step (a flip
+/// in bytes proving does not use changes nothing). Cases: `ZKSTEP_FUZZ_CASES`
+/// / 8 (8 by default).
+#[test]
+fn fuzzed_proving_keys_never_panic_and_never_prove_a_false_step() {
+    use rand::{Rng, SeedableRng};
+    use zkstep_core::{Batch, Checkpoint, Matrix};
+    let w = written();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, h, body) = honest_key(dir.path());
+    let before = Checkpoint::init(&w.spec, 3);
+    let batch = Batch {
+        x: Matrix { rows: 2, cols: 3, data: vec![500_000_000, -250_000_000, 125_000_000, 0, 1_000_000_000, -750_000_000] },
+        y: Matrix { rows: 2, cols: 2, data: vec![1_000_000_000, 0, 0, 1_000_000_000] },
+        salt: Fr::from(11u64),
+    };
+    let after = zkstep_core::step(&w.spec, &before, &batch).unwrap().after;
+    let vk = w.keys.vk().unwrap();
+    let cases: usize = std::env::var("ZKSTEP_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(8, |c: usize| c / 8);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x706b);
+    let (mut refused, mut failed, mut proved) = (0, 0, 0);
+    for case in 0..cases {
+        let mut b = body.clone();
+        let i = rng.gen_range(0..b.len());
+        b[i] ^= 1 << rng.gen_range(0..8);
+        let p = dir.path().join(format!("fuzzed{case}.key"));
+        std::fs::write(&p, files::seal(h, &b)).unwrap();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let keys = match read_proving_key(&p) {
+                Ok(k) => k,
+                Err(e) => {
+                    assert!(e.to_string().contains(&format!("fuzzed{case}.key")), "{e}");
+                    return 0;
+                }
+            };
+            match zkstep_prover::ivc::prove(&keys, &before, &after, &batch, &mut |_| {}) {
+                Err(_) => 1,
+                Ok((proof, _)) => {
+                    // whatever it proved, it is this step or nothing
+                    if let Ok(st) = zkstep_circuits::verify::verify_payload(&w.keys.layout, vk, w.keys.layout.spec_digest, &proof, None) {
+                        assert_eq!(st.c_after, zkstep_core::commit::commit_params(&w.spec, &after));
+                    }
+                    2
+                }
+            }
+        }));
+        match r {
+            Ok(0) => refused += 1,
+            Ok(1) => failed += 1,
+            Ok(_) => proved += 1,
+            Err(_) => panic!("case {case}: byte {i} flipped made reading or proving panic"),
+        }
+    }
+    eprintln!("proving-key fuzz: {refused} refused when read, {failed} failed to prove, {proved} proved");
+    assert_eq!(refused + failed + proved, cases);
 }
