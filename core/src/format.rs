@@ -399,6 +399,17 @@ pub fn write_checkpoint(path: &Path, spec: &ModelSpec, ckpt: &Checkpoint) -> Res
     write_atomic(path, &checkpoint_bytes(path, spec, ckpt)?)
 }
 
+/// [`write_checkpoint`] that replaces a file at `path` only if `replace`
+/// ([`write_new`] otherwise: a file that appeared there meanwhile is kept).
+pub fn write_checkpoint_as(path: &Path, spec: &ModelSpec, ckpt: &Checkpoint, replace: bool) -> Result<()> {
+    let bytes = checkpoint_bytes(path, spec, ckpt)?;
+    if replace {
+        write_atomic(path, &bytes)
+    } else {
+        write_new(path, &bytes)
+    }
+}
+
 /// Parse a checkpoint (bytes read from `path`) for `spec`.
 pub fn parse_checkpoint(path: &Path, bytes: &[u8], spec: &ModelSpec) -> Result<Checkpoint> {
     let f = StFile::parse(path, bytes)?;

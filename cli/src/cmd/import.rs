@@ -19,7 +19,8 @@ pub fn run(a: ImportArgs) -> Result<()> {
     if let Some(st) = &a.optimizer_state {
         zkstep_core::torch_state::import_optimizer_state(st, &s, &mut ck, &mut rep)?;
     }
-    format::write_checkpoint(&out, &s, &ck)?;
+    // without --force, a file another process wrote meanwhile is never replaced
+    format::write_checkpoint_as(&out, &s, &ck, force)?;
     let c = fr_to_hex(&commit_params(&s, &ck));
     if json {
         print_json(&json!({"file": crate::util::path_json(&out), "quantisation": rep, "commitment": c, "step": ck.step}));

@@ -23,7 +23,8 @@ pub fn run(a: InitArgs) -> Result<()> {
     // a spec whose value_bits cannot hold the initial weights is an error,
     // not a checkpoint with weights silently set to 0
     let ck = Checkpoint::init_checked(&s, a.seed)?;
-    format::write_checkpoint(&out, &s, &ck)?;
+    // without --force, a file another process wrote meanwhile is never replaced
+    format::write_checkpoint_as(&out, &s, &ck, force)?;
     let c = fr_to_hex(&commit_params(&s, &ck));
     if json {
         print_json(
