@@ -194,15 +194,23 @@ pub fn fit_within(
     }
 }
 
-/// Seconds of folding per constraint on the development machine (2 cores:
-/// 3.9 µs measured at width 512, batch 8; BENCHMARKS.md).
-const FOLD_S_PER_CONSTRAINT: f64 = 3.9e-6;
+// The cost model, fitted on one host (Intel Xeon, 2 cores, MSM ≈ 5.9 µs a
+// point; BENCHMARKS.md, "Folds sized for speed"). Only the ratios matter: it
+// ranks layouts, it does not promise seconds on another machine.
+/// Seconds every fold costs whatever its size: the secondary circuit, the
+/// folding layer's hashes, W₂'s padding and the two commitments to them
+/// (0.68 s a fold of 32.5k constraints, 1.98 s one of 144k, measured).
+const FOLD_S_PER_FOLD: f64 = 0.30;
+/// Seconds of folding per primary constraint (the step's and the layer's).
+const FOLD_S_PER_CONSTRAINT: f64 = 11.6e-6;
 /// Seconds of MicroSpartan compression per element of the padded instance
-/// (27 s at 2²⁰, 51 s at 2²¹, 97 s at 2²² measured).
-const MICROSPARTAN_S_PER_PADDED: f64 = 25.0e-6;
-/// Seconds of Spartan compression per element of the padded instance
-/// (3.5–3.9 s at 2²⁰ measured).
-const SPARTAN_S_PER_PADDED: f64 = 3.7e-6;
+/// (88.7 s at 2²¹ measured: its commitments are MSMs of that size).
+const MICROSPARTAN_S_PER_PADDED: f64 = 42.0e-6;
+/// Seconds of Spartan compression whatever the fold (the secondary's proof,
+/// the masking folds, the opening of comm_W₂) and per padded element
+/// (10.0 s at 2²⁰, 19.4 s at 2²² measured).
+const SPARTAN_S_FIXED: f64 = 6.9;
+const SPARTAN_S_PER_PADDED: f64 = 3.0e-6;
 
 /// The largest padded size for which the default compression is Spartan.
 /// There MicroSpartan's proving (its commitments to the matrices, padded to
@@ -240,21 +248,20 @@ pub fn estimated_prove_s_with(
     compression: Option<Compression>,
 ) -> Result<f64, CircuitError> {
     let st = shape_stats(layout)?;
-    let per_fold = st.constraints + st.layer.primary_constraints;
-    let per_padded = match compression.unwrap_or_else(|| default_compression(&st)) {
-        Compression::Spartan => SPARTAN_S_PER_PADDED,
-        Compression::MicroSpartan => MICROSPARTAN_S_PER_PADDED,
+    let per_fold = FOLD_S_PER_FOLD
+        + (st.constraints + st.layer.primary_constraints) as f64 * FOLD_S_PER_CONSTRAINT;
+    let compress = match compression.unwrap_or_else(|| default_compression(&st)) {
+        Compression::Spartan => SPARTAN_S_FIXED + padded_size(&st) as f64 * SPARTAN_S_PER_PADDED,
+        Compression::MicroSpartan => padded_size(&st) as f64 * MICROSPARTAN_S_PER_PADDED,
     };
-    Ok(
-        (layout.num_folds() * per_fold) as f64 * FOLD_S_PER_CONSTRAINT
-            + padded_size(&st) as f64 * per_padded,
-    )
+    Ok(layout.num_folds() as f64 * per_fold + compress)
 }
 
 /// The fastest layout within `budget` by [`estimated_prove_s`]: the most
 /// rows that fit `budget`, or a smaller fold (half the rows, a quarter, …,
-/// one) when fewer constraints a fold pay for themselves in a smaller or
-/// cheaper compression (a small model's proof is
+/// one, or the largest that Spartan compresses by default) when fewer
+/// constraints a fold pay for themselves in a smaller or cheaper
+/// compression (a small model's proof is
 /// mostly compression, whose size follows the fold, not the step). Wide
 /// layers (one unit a fold already) keep the largest fold.
 pub fn fit_fastest(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
@@ -283,16 +290,26 @@ pub fn fit_fastest_with(
         return Ok(best);
     }
     // fewer rows make a smaller fold (within every bound the largest met):
-    // halve down to one row, so one unit a fold is always a candidate
-    let mut best_s = estimated_prove_s_with(&best, compression)?;
+    // halve down to one row, so one unit a fold is always a candidate; by
+    // default also the largest fold Spartan compresses (the most rows a
+    // fold gets without MicroSpartan's costly compression)
+    let mut cands = vec![];
     let mut rows = best.rows / 2;
     while rows >= spec.min_tile_rows() {
-        let l = Layout::new(spec, rows)?;
+        cands.push(Layout::new(spec, rows)?);
+        rows /= 2;
+    }
+    if compression.is_none() {
+        if let Ok(l) = fit_within(spec, budget, SPARTAN_MAX_PADDED) {
+            cands.push(l);
+        }
+    }
+    let mut best_s = estimated_prove_s_with(&best, compression)?;
+    for l in cands {
         let t = estimated_prove_s_with(&l, compression)?;
         if t < best_s {
             (best, best_s) = (l, t);
         }
-        rows /= 2;
     }
     Ok(best)
 }

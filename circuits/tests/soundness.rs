@@ -560,15 +560,24 @@ fn a_segment_of_steps_chains_and_rejects_what_it_does_not_prove() {
                 .is_err());
         }
         if lay.slots.adam.is_some() {
-            // another step's Adam constants carried into step 2
-            let mut ws = s.witnesses.clone();
-            ws[per - 1].next.adam.0 += one;
-            match run_all(lay, &ws, &s.z0) {
-                Ok(zn) => assert_eq!(
-                    lay.check_final_state(&s.expected_final(&cb, 0, 3), &zn),
-                    Err(FinalStateError::Slot("segment's Adam constants"))
-                ),
-                Err((f, _)) => assert!(f >= per),
+            // another step's Adam constants carried into step 2: k₁ and
+            // c₂ each alone (either chain wrong by itself is caught)
+            for which in ["k1", "c2"] {
+                let mut ws = s.witnesses.clone();
+                let a = &mut ws[per - 1].next.adam;
+                if which == "k1" {
+                    a.0 += one;
+                } else {
+                    a.1 += one;
+                }
+                match run_all(lay, &ws, &s.z0) {
+                    Ok(zn) => assert_eq!(
+                        lay.check_final_state(&s.expected_final(&cb, 0, 3), &zn),
+                        Err(FinalStateError::Slot("segment's Adam constants")),
+                        "{which}"
+                    ),
+                    Err((f, _)) => assert!(f >= per, "{which}: failed in fold {f}"),
+                }
             }
         }
     }

@@ -117,6 +117,27 @@ fn three_chained_steps_prove_and_verify() {
             &p("bad.zkstep"),
         ])
     };
+    // a proof written to a name that is not UTF-8 (legal on Linux) is
+    // reported, with and without --json, never a panic after it was written
+    #[cfg(unix)]
+    for (name, json) in [(&b"p\xff.zkstep"[..], true), (&b"q\xff.zkstep"[..], false)] {
+        use std::os::unix::ffi::OsStrExt;
+        let out_path = d.path().join(std::ffi::OsStr::from_bytes(name));
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_zkstep"));
+        c.args(["prove", "--spec", &p("spec.toml"), "--keys", &p("keys")])
+            .args(["--before", &p("run/ckpt_0.safetensors"), "--after", &p("run/ckpt_1.safetensors")])
+            .args(["--batch", &p("run/batch_0.safetensors"), "--out"])
+            .arg(&out_path);
+        if json {
+            c.arg("--json");
+        }
+        let o = c.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success() && !err.contains("panicked"), "{err}");
+        assert!(String::from_utf8_lossy(&o.stdout).contains('\u{fffd}'));
+        let proof = read_proof(&std::fs::read(&out_path).unwrap()).unwrap();
+        verify(&vk, &proof, Some(&manifest_statement(&spec, &steps[0], 0))).unwrap();
+    }
     // a second run skips every step
     let (ok, out, _) = run(&[
         "prove-run",

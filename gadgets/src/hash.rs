@@ -6,7 +6,7 @@
 //! boolean so that one fixed circuit shape serves padded rows and columns.
 //! Native twins: `zkstep_core::{poseidon::h24, commit::{pack_values, chain_absorb}}`.
 
-use crate::expr::{add, cst, materialise, scale, select, var, zero, Expr, Fr};
+use crate::expr::{add_assign, add, cst, materialise, scale, select, var, zero, Expr, Fr};
 use crate::range::pow2;
 use crate::Result;
 use generic_array::typenum::{U24, U8};
@@ -78,7 +78,7 @@ pub fn pack<CS: ConstraintSystem<Fr>>(values: &[Expr]) -> Vec<Expr> {
             let mut acc = zero();
             for (i, v) in c.iter().enumerate() {
                 let limb = add(v, &cst::<CS>(pow2(63)));
-                acc = add(&acc, &scale(&limb, pow2(64 * i as u32)));
+                add_assign(&mut acc, &scale(&limb, pow2(64 * i as u32)));
             }
             acc
         })

@@ -10,7 +10,7 @@
 //! sums of a step to be equal. With 16-bit limbs a 64-bit value costs
 //! 1 + 4 constraints instead of 65. Native twin: `zkstep_core::lookup`.
 
-use crate::expr::{add, alloc, cst, enforce_eq, enforce_mul, scale, sub, var, zero, Expr, Fr};
+use crate::expr::{add_assign, alloc, cst, enforce_eq, enforce_mul, scale, sub, var, zero, Expr, Fr};
 use crate::range::{pow2, RangeCheck};
 use crate::Result;
 use ff::{BatchInvert, Field};
@@ -84,7 +84,7 @@ impl RangeCheck for LogUp {
                 cs.namespace(|| format!("limb{i}")),
                 values.as_ref().map(|v| Fr::from(v[i as usize])),
             )?;
-            sum = add(&sum, &scale(&var(&l), pow2(i * lb)));
+            add_assign(&mut sum, &scale(&var(&l), pow2(i * lb)));
             self.query(var(&l));
         }
         if let Some(shift) = narrow_top(bits, lb) {
@@ -115,7 +115,7 @@ pub fn query_sum<CS: ConstraintSystem<Fr>>(
     for (k, d) in d.iter().enumerate() {
         let h = alloc(cs.namespace(|| format!("h{k}")), inv.as_ref().map(|v| v[k]))?;
         enforce_mul(cs.namespace(|| format!("inv{k}")), d, &var(&h), &one);
-        sum = add(&sum, &var(&h));
+        add_assign(&mut sum, &var(&h));
     }
     Ok(sum)
 }
@@ -148,7 +148,7 @@ pub fn table_sum<CS: ConstraintSystem<Fr>>(
             inv.as_ref().zip(m.get_value()).map(|(v, m)| v[k] * m),
         )?;
         enforce_mul(cs.namespace(|| format!("entry{k}")), d, &var(&g), &var(m));
-        sum = add(&sum, &var(&g));
+        add_assign(&mut sum, &var(&g));
     }
     Ok(sum)
 }

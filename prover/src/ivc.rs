@@ -25,7 +25,7 @@ use zkstep_circuits::files::{
 use zkstep_circuits::params::{ceremony_keys, ParamsError};
 use zkstep_circuits::witness::{build_step, multiplicity_slices, NextStep, StepStatement};
 use zkstep_circuits::{Layout, TileCircuit, TileDesc};
-use zkstep_core::format::{read_input, write_atomic, Input};
+use zkstep_core::format::{read_input, write_atomic, write_new, Input};
 use zkstep_core::input::peek;
 use zkstep_core::{step, Batch, Checkpoint, ModelSpec, StepTrace};
 
@@ -169,6 +169,13 @@ pub fn verifying_key_bytes(keys: &Keys) -> Result<Vec<u8>> {
 
 /// Write `proving.key` and `verifying.key` into `dir` (atomically).
 pub fn write_keys(dir: &Path, keys: &Keys) -> Result<()> {
+    write_keys_as(dir, keys, true)
+}
+
+/// [`write_keys`] that replaces existing key files only if `replace`; else
+/// each is put in place only if no file has that name by then (another
+/// keygen wrote it since the caller checked): nothing is replaced.
+pub fn write_keys_as(dir: &Path, keys: &Keys, replace: bool) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| ProverError::io(dir, e))?;
     let toml = keys.layout.spec.to_toml();
     let pk = ProvingKeyRef {
@@ -180,8 +187,20 @@ pub fn write_keys(dir: &Path, keys: &Keys) -> Result<()> {
     };
     let bytes = files::encode(header(keys, FileKind::ProvingKey), &pk)
         .map_err(|e| ProverError::Invalid(e.to_string()))?;
-    write_atomic(&dir.join(PROVING_KEY_FILE), &bytes)?;
-    write_atomic(&dir.join(VERIFYING_KEY_FILE), &verifying_key_bytes(keys)?)?;
+    let vk = verifying_key_bytes(keys)?;
+    let (pk_path, vk_path) = (dir.join(PROVING_KEY_FILE), dir.join(VERIFYING_KEY_FILE));
+    if replace {
+        write_atomic(&pk_path, &bytes)?;
+        write_atomic(&vk_path, &vk)?;
+        return Ok(());
+    }
+    write_new(&pk_path, &bytes)?;
+    if let Err(e) = write_new(&vk_path, &vk) {
+        // a verifying key appeared meanwhile: keep it, and leave no proving
+        // key beside it that it does not match
+        let _ = std::fs::remove_file(&pk_path);
+        return Err(e.into());
+    }
     Ok(())
 }
 

@@ -21,7 +21,7 @@ use zkstep_core::poseidon::fr_from_i128;
 use zkstep_core::softmax::SoftmaxTrace;
 use zkstep_core::spec::Loss;
 use zkstep_gadgets::arith::{div_rem, exp_neg, max};
-use zkstep_gadgets::expr::{add, cst, enforce_eq_if, mul, scale, sub, var, Expr, Fr};
+use zkstep_gadgets::expr::{add_assign, add, cst, enforce_eq_if, mul, scale, sub, var, Expr, Fr};
 use zkstep_gadgets::fixed::{alloc_remainder, alloc_stored, relu};
 use zkstep_gadgets::range::RangeCheck;
 
@@ -191,7 +191,7 @@ fn softmax_loss<CS: ConstraintSystem<Fr>, R: RangeCheck>(
             &var(&desc.row_mask[t]),
             &var(&e),
         )?;
-        sum = add(&sum, &var(&me));
+        add_assign(&mut sum, &var(&me));
         es.push(e);
     }
     // p_t = div_round(e_t·S, Σ): 2·S·e_t + off(2Σ) = p_t·2Σ + r

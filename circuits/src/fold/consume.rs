@@ -16,7 +16,7 @@ use super::challenges::Powers;
 use super::ctx::{Ctx, Var};
 use super::desc::Desc;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{
+use zkstep_gadgets::expr::{add_assign, 
     add, alloc, cst, enforce_eq_if, horner, materialise, mul, select, sub, var, zero, Expr, Fr,
 };
 use zkstep_gadgets::hash::chain_absorb;
@@ -85,7 +85,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     let mut claim_ta = Vec::with_capacity(slots.len());
     for (s, (e, z)) in desc.seg_onehot.iter().zip(&slots).enumerate() {
         let pick = mul(cs.namespace(|| format!("pick{s}")), e, z)?;
-        claimed = add(&claimed, &var(&pick));
+        add_assign(&mut claimed, &var(&pick));
         let set = mul(cs.namespace(|| format!("set{s}")), e, &flags.first_row)?;
         let d = mul(
             cs.namespace(|| format!("upd{s}")),

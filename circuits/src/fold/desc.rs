@@ -7,7 +7,7 @@ use super::ctx::{Ctx, Var};
 use crate::layout::{TileDesc, DESC_FIELDS, DESC_NUMBERS};
 use ff::Field;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{
+use zkstep_gadgets::expr::{add_assign, 
     add, alloc, cst, enforce_bool, enforce_eq, enforce_mul, mul, scale, sub, var, zero, Expr, Fr,
 };
 use zkstep_gadgets::hash::h24;
@@ -140,8 +140,8 @@ fn onehot<CS: ConstraintSystem<Fr>>(
             index_val.map(|i| if i == s { Fr::ONE } else { Fr::ZERO }),
         )?;
         enforce_bool(cs.namespace(|| format!("bool{s}")), &var(&b));
-        sum = add(&sum, &var(&b));
-        weighted = add(&weighted, &scale(&var(&b), Fr::from(s as u64)));
+        add_assign(&mut sum, &var(&b));
+        add_assign(&mut weighted, &scale(&var(&b), Fr::from(s as u64)));
         e.push(var(&b));
     }
     enforce_eq(cs.namespace(|| "one"), &sum, &cst::<CS>(Fr::ONE));

@@ -23,7 +23,7 @@ use super::consume::Consumed;
 use super::ctx::{Ctx, Var};
 use super::desc::Desc;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{add, enforce_eq_if, materialise, mul, var, zero, Expr, Fr};
+use zkstep_gadgets::expr::{add_assign, enforce_eq_if, materialise, mul, var, zero, Expr, Fr};
 use zkstep_gadgets::fixed::alloc_stored;
 use zkstep_gadgets::hash::{chain_absorb_if, pack};
 use zkstep_fold::after_challenges;
@@ -80,12 +80,12 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck>(
             let mut tau = zero();
             for (i, v) in col.iter().enumerate() {
                 let t = mul(cc.namespace(|| format!("ta{i}")), &pw.sample[i], v)?;
-                tau = add(&tau, &var(&t));
+                add_assign(&mut tau, &var(&t));
                 let a = mul(cc.namespace(|| format!("ar{i}")), &var(&rho_c), v)?;
-                ar[i] = add(&ar[i], &var(&a));
+                add_assign(&mut ar[i], &var(&a));
             }
             let g = mul(cc.namespace(|| "prod"), &var(&gamma_c), &tau)?;
-            prod = add(&prod, &var(&g));
+            add_assign(&mut prod, &var(&g));
             Ok(())
         })?;
     }

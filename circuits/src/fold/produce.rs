@@ -17,7 +17,7 @@ use super::challenges::Powers;
 use super::ctx::{Ctx, Var};
 use super::desc::{Desc, Flags};
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{add, mul, var, zero, Expr, Fr};
+use zkstep_gadgets::expr::{add_assign, add, mul, var, zero, Expr, Fr};
 use zkstep_gadgets::hash::{chain_absorb_if, pack};
 
 /// What this tile produced.
@@ -61,7 +61,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
                 &pw.sample[i],
                 &am[ctx.cell(i, t)],
             )?;
-            s = add(&s, &var(&p));
+            add_assign(&mut s, &var(&p));
         }
         ta_rec.push(s);
     }

@@ -24,7 +24,7 @@ use crate::update::UpdateGadget;
 use ff::{Field, PrimeField};
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_core::commit::param_record;
-use zkstep_gadgets::expr::{
+use zkstep_gadgets::expr::{add_assign, 
     add, cst, enforce_eq_if, horner, lin, materialise, mul, scale, sub, var, zero, Expr, Fr,
 };
 use zkstep_gadgets::fixed::alloc_stored;
@@ -223,7 +223,7 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
                 &var(&wa),
             )
         })?;
-        f1s = add(&f1s, &var(&f1));
+        add_assign(&mut f1s, &var(&f1));
         grad.push(u.grad_term);
         push_state(&mut s.state, u.state);
         push_state(&mut s.state_new, u.state_new);
@@ -329,6 +329,6 @@ fn identities<CS: ConstraintSystem<Fr>, G: UpdateGadget>(
     // F3 input gradient, right-hand side: (Σ_i ρ^{i·n} dZ[i])·(Σ_k ρ^k W[k])
     let pr = mul(cs.namespace(|| "f3"), &dzt, &sums.wrho)?;
     let masked = mul(cs.namespace(|| "f3m"), active, &var(&pr))?;
-    out.part_r = add(&out.part_r, &var(&masked));
+    add_assign(&mut out.part_r, &var(&masked));
     Ok(())
 }

@@ -21,7 +21,7 @@ use crate::witness::NextStep;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_core::commit::{chain_init, DOMAIN_BATCH, DOMAIN_PARAMS};
 use zkstep_core::poseidon::RATE;
-use zkstep_gadgets::expr::{
+use zkstep_gadgets::expr::{add_assign, 
     add, alloc, cst, enforce_eq_if, materialise, mul, select, sub, var, zero, Expr, Fr,
 };
 use zkstep_gadgets::hash::{chain_absorb, h24, h8};
@@ -277,7 +277,7 @@ fn claims<CS: ConstraintSystem<Fr>>(
             &p.pw.gamma[t],
         )?;
         let term = mul(cs.namespace(|| format!("prod_ta{t}")), rec, &var(&g))?;
-        prod = add(&prod, &var(&term));
+        add_assign(&mut prod, &var(&term));
     }
     let prod_ta = materialise(cs.namespace(|| "prod_ta"), &prod)?;
     let out_ta = select(

@@ -7,7 +7,7 @@ use crate::util::{print_json, refuse_existing};
 use serde_json::json;
 use std::time::Instant;
 use zkstep_core::ModelSpec;
-use zkstep_prover::ivc::{keygen_with, write_keys, Setup, PROVING_KEY_FILE, VERIFYING_KEY_FILE};
+use zkstep_prover::ivc::{keygen_with, write_keys_as, Setup, PROVING_KEY_FILE, VERIFYING_KEY_FILE};
 
 /// Run `zkstep keygen`.
 pub fn run(a: KeygenArgs) -> Result<()> {
@@ -42,7 +42,7 @@ pub fn run(a: KeygenArgs) -> Result<()> {
         ptau.map_or(Setup::Dev, Setup::Ceremony),
     )?;
     let secs = t.elapsed().as_secs_f64();
-    write_keys(out, &keys)?;
+    write_keys_as(out, &keys, a.force)?;
     let (c1, c2) = keys.pp.num_constraints();
     if json {
         print_json(
