@@ -179,3 +179,25 @@ fn fuzzed_proving_keys_never_panic_and_never_prove_a_false_step() {
     eprintln!("proving-key fuzz: {refused} refused when read, {failed} failed to prove, {proved} proved");
     assert_eq!(refused + failed + proved, cases);
 }
+
+/// Keys written without replacing (`keygen` without `--force`) never
+/// replace a key file that appeared meanwhile (another keygen's), and leave
+/// no proving key beside a verifying key it does not match; with `replace`
+/// both are written.
+#[test]
+fn keys_written_without_replace_keep_what_another_keygen_wrote() {
+    use zkstep_prover::ivc::{write_keys_as, PROVING_KEY_FILE, VERIFYING_KEY_FILE};
+    let keys = &written().keys;
+    for theirs in [VERIFYING_KEY_FILE, PROVING_KEY_FILE] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(theirs), b"another keygen's").unwrap();
+        let e = write_keys_as(dir.path(), keys, false).unwrap_err().to_string();
+        assert!(e.contains(theirs), "{theirs}: {e}");
+        assert_eq!(std::fs::read(dir.path().join(theirs)).unwrap(), b"another keygen's");
+        // only their file is there (no temporary file, no half of a pair)
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from(theirs)], "{theirs}");
+        write_keys_as(dir.path(), keys, true).unwrap();
+        assert!(read_proving_key(&dir.path().join(PROVING_KEY_FILE)).is_ok());
+    }
+}
