@@ -207,9 +207,10 @@ const FOLD_S_PER_CONSTRAINT: f64 = 11.6e-6;
 /// (88.7 s at 2²¹ measured: its commitments are MSMs of that size).
 const MICROSPARTAN_S_PER_PADDED: f64 = 42.0e-6;
 /// Seconds of Spartan compression whatever the fold (the secondary's proof,
-/// the masking folds, the opening of comm_W₂) and per padded element
-/// (10.0 s at 2²⁰, 19.4 s at 2²² measured).
+/// the masking folds, the opening of comm_W₂; 10.0 s at 2²⁰, 19.4 s at 2²²
+/// measured with the next constant).
 const SPARTAN_S_FIXED: f64 = 6.9;
+/// Seconds of Spartan compression per element of the padded instance.
 const SPARTAN_S_PER_PADDED: f64 = 3.0e-6;
 
 /// The largest padded size for which the default compression is Spartan.

@@ -132,15 +132,34 @@ pub fn max<CS: ConstraintSystem<Fr>, R: RangeCheck>(
 ///
 /// Returns the value. 1,049 constraints for a 64-bit x with bit decomposition.
 pub fn exp_neg<CS: ConstraintSystem<Fr>, R: RangeCheck>(
-    mut cs: CS,
+    cs: CS,
     rc: &mut R,
     x: &Expr,
     x_bits: u32,
     rounding: Rounding,
     t: Option<&ExpTrace>,
 ) -> Result<AllocatedNum<Fr>> {
+    exp_neg_selecting(cs, rc, x, x_bits, rounding, t, false)
+}
+
+/// [`exp_neg`] with the selector `big` flipped when `flip_big` (a test's
+/// prover who claims the other side of k ≥ 31): every value after it is
+/// computed from the flipped selector, so only `…/shift_sel` (or kc's bits)
+/// can reject it.
+fn exp_neg_selecting<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+    mut cs: CS,
+    rc: &mut R,
+    x: &Expr,
+    x_bits: u32,
+    rounding: Rounding,
+    t: Option<&ExpTrace>,
+    flip_big: bool,
+) -> Result<AllocatedNum<Fr>> {
     let s = SCALE_I128 as u128;
     let k_bits = x_bits.saturating_sub(29).max(6);
+    let big_of = |t: &ExpTrace| (t.k >= EXP_MAX_SHIFT as i128) != flip_big;
+    // the shift the selector gives: min(k, 31) when honest
+    let kc_of = |t: &ExpTrace| if big_of(t) { EXP_MAX_SHIFT as i128 } else { t.k };
     let k = alloc(cs.namespace(|| "k"), t.map(|t| fr_from_i128(t.k)))?;
     rc.bits(cs.namespace(|| "k_range"), &var(&k), k_bits)?;
     let rho = alloc_remainder(
@@ -180,7 +199,7 @@ pub fn exp_neg<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     // kc = min(k, 31) through the selector big = [k ≥ 31]
     let big = alloc(
         cs.namespace(|| "big"),
-        t.map(|t| Fr::from(u64::from(t.k >= EXP_MAX_SHIFT as i128))),
+        t.map(|t| Fr::from(u64::from(big_of(t)))),
     )?;
     enforce_bool(cs.namespace(|| "big_bool"), &var(&big));
     let max_shift = cst::<CS>(Fr::from(u64::from(EXP_MAX_SHIFT)));
@@ -226,12 +245,22 @@ pub fn exp_neg<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         ),
         Rounding::Floor => (h.clone(), pow.clone(), EXP_MAX_SHIFT + 1),
     };
-    let rem = t.map(|t| {
-        let shift = 1i128 << t.k.clamp(0, EXP_MAX_SHIFT as i128);
-        match rounding {
-            Rounding::HalfUp => 2 * t.h[0] + shift - t.value * 2 * shift,
-            Rounding::Floor => t.h[0] - t.value * shift,
-        }
+    // (value, remainder) of h₀ / 2^kc: the trace's when honest
+    let shifted = t.map(|t| {
+        let shift = 1i128 << kc_of(t).clamp(0, 126);
+        let value = if flip_big {
+            match rounding {
+                Rounding::HalfUp => (2 * t.h[0] + shift).div_euclid(2 * shift),
+                Rounding::Floor => t.h[0].div_euclid(shift),
+            }
+        } else {
+            t.value
+        };
+        let rem = match rounding {
+            Rounding::HalfUp => 2 * t.h[0] + shift - value * 2 * shift,
+            Rounding::Floor => t.h[0] - value * shift,
+        };
+        (value, rem)
     });
     let (value, _) = div_rem(
         cs.namespace(|| "shift"),
@@ -240,8 +269,8 @@ pub fn exp_neg<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         &d,
         d_bits,
         32,
-        t.map(|t| t.value),
-        rem,
+        shifted.map(|v| v.0),
+        shifted.map(|v| v.1),
     )?;
     Ok(value)
 }
@@ -485,6 +514,40 @@ mod tests {
         .unwrap();
         assert!(!cs.is_satisfied());
         assert!(cs.which_is_unsatisfied().unwrap().contains("k_range"));
+    }
+
+    /// The shift selector `big` claimed on the wrong side of k ≥ 31, with
+    /// every value after it (kc, its bits, 2^kc, the quotient and remainder)
+    /// computed from the flipped selector: rejected at `shift_sel`, which
+    /// is the only thing that ties `big` to k; the same run unflipped holds.
+    #[test]
+    fn a_flipped_shift_selector_is_rejected() {
+        // k = 1, 7, 31 (the first that saturates), 32, 43
+        for x in [
+            -1_000_000_000i128,
+            -5_432_109_876,
+            -21_487_562_611,
+            -22_180_709_792,
+            -30_000_000_000,
+        ] {
+            for rounding in [Rounding::HalfUp, Rounding::Floor] {
+                let t = zkstep_core::softmax::exp_neg(x, rounding).unwrap();
+                for flip in [false, true] {
+                    let mut cs = TestConstraintSystem::<Fr>::new();
+                    let xa = alloc(cs.namespace(|| "x"), Some(fr_from_i128(x))).unwrap();
+                    let rc = &mut BitDecomposition;
+                    exp_neg_selecting(cs.namespace(|| "exp"), rc, &var(&xa), 64, rounding, Some(&t), flip)
+                        .unwrap();
+                    let which = cs.which_is_unsatisfied().map(String::from);
+                    if flip {
+                        let which = which.unwrap_or_else(|| panic!("x {x} (k {}): flipped big accepted", t.k));
+                        assert!(which.contains("shift_sel"), "x {x} (k {}): {which}", t.k);
+                    } else {
+                        assert_eq!(which, None, "x {x}");
+                    }
+                }
+            }
+        }
     }
 
     /// Every private variable the four gadgets allocate is pinned: bumping

@@ -6,7 +6,7 @@
 //! boolean so that one fixed circuit shape serves padded rows and columns.
 //! Native twins: `zkstep_core::{poseidon::h24, commit::{pack_values, chain_absorb}}`.
 
-use crate::expr::{add_assign, add, cst, materialise, scale, select, var, zero, Expr, Fr};
+use crate::expr::{add, add_assign, cst, materialise, scale, select, var, zero, Expr, Fr};
 use crate::range::pow2;
 use crate::Result;
 use generic_array::typenum::{U24, U8};

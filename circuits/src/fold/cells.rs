@@ -21,7 +21,7 @@ use zkstep_core::poseidon::fr_from_i128;
 use zkstep_core::softmax::SoftmaxTrace;
 use zkstep_core::spec::Loss;
 use zkstep_gadgets::arith::{div_rem, exp_neg, max};
-use zkstep_gadgets::expr::{add_assign, add, cst, enforce_eq_if, mul, scale, sub, var, Expr, Fr};
+use zkstep_gadgets::expr::{add, add_assign, cst, enforce_eq_if, mul, scale, sub, var, Expr, Fr};
 use zkstep_gadgets::fixed::{alloc_remainder, alloc_stored, relu};
 use zkstep_gadgets::range::RangeCheck;
 

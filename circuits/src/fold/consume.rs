@@ -16,8 +16,8 @@ use super::challenges::Powers;
 use super::ctx::{Ctx, Var};
 use super::desc::Desc;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{add_assign, 
-    add, alloc, cst, enforce_eq_if, horner, materialise, mul, select, sub, var, zero, Expr, Fr,
+use zkstep_gadgets::expr::{
+    add, add_assign, alloc, cst, enforce_eq_if, horner, materialise, mul, select, sub, var, zero, Expr, Fr,
 };
 use zkstep_gadgets::hash::chain_absorb;
 

@@ -7,8 +7,8 @@ use super::ctx::{Ctx, Var};
 use crate::layout::{TileDesc, DESC_FIELDS, DESC_NUMBERS};
 use ff::Field;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{add_assign, 
-    add, alloc, cst, enforce_bool, enforce_eq, enforce_mul, mul, scale, sub, var, zero, Expr, Fr,
+use zkstep_gadgets::expr::{
+    add, add_assign, alloc, cst, enforce_bool, enforce_eq, enforce_mul, mul, scale, sub, var, zero, Expr, Fr,
 };
 use zkstep_gadgets::hash::h24;
 

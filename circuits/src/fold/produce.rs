@@ -17,7 +17,7 @@ use super::challenges::Powers;
 use super::ctx::{Ctx, Var};
 use super::desc::{Desc, Flags};
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{add_assign, add, mul, var, zero, Expr, Fr};
+use zkstep_gadgets::expr::{add, add_assign, mul, var, zero, Expr, Fr};
 use zkstep_gadgets::hash::{chain_absorb_if, pack};
 
 /// What this tile produced.

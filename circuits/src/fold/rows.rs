@@ -24,8 +24,8 @@ use crate::update::UpdateGadget;
 use ff::{Field, PrimeField};
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_core::commit::param_record;
-use zkstep_gadgets::expr::{add_assign, 
-    add, cst, enforce_eq_if, horner, lin, materialise, mul, scale, sub, var, zero, Expr, Fr,
+use zkstep_gadgets::expr::{
+    add, add_assign, cst, enforce_eq_if, horner, lin, materialise, mul, scale, sub, var, zero, Expr, Fr,
 };
 use zkstep_gadgets::fixed::alloc_stored;
 use zkstep_gadgets::hash::{chain_absorb_if, pack};

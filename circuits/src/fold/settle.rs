@@ -21,8 +21,8 @@ use crate::witness::NextStep;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_core::commit::{chain_init, DOMAIN_BATCH, DOMAIN_PARAMS};
 use zkstep_core::poseidon::RATE;
-use zkstep_gadgets::expr::{add_assign, 
-    add, alloc, cst, enforce_eq_if, materialise, mul, select, sub, var, zero, Expr, Fr,
+use zkstep_gadgets::expr::{
+    add, add_assign, alloc, cst, enforce_eq_if, materialise, mul, select, sub, var, zero, Expr, Fr,
 };
 use zkstep_gadgets::hash::{chain_absorb, h24, h8};
 
