@@ -35,6 +35,15 @@ pub enum CircuitError {
         /// The top layer's outputs.
         need: usize,
     },
+    /// More rows a tile than any layer has units: every extra row would be
+    /// padding (and a key asking for 2²⁰ of them a circuit too large to build).
+    #[error("layout: {rows} rows a tile, more than the widest layer's {widest} (at most {widest})")]
+    TooManyRows {
+        /// Rows per tile asked for.
+        rows: usize,
+        /// The widest layer (inputs or outputs).
+        widest: usize,
+    },
     /// The fold's circuit does not synthesise.
     #[error("layout: the fold's circuit cannot be synthesised: {0}")]
     Synthesis(String),

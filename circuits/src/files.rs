@@ -31,7 +31,7 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// secondary's verifier key written as its shape and uncompressed key, the
 /// checksum SHA-256; 11: the proving key's commitment keys uncompressed;
 /// 12: ρ drawn from the committed first phases like α, no transcript T).
-pub const FILE_VERSION: u32 = 12;
+pub const FILE_VERSION: u32 = 13;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;
@@ -186,6 +186,14 @@ fn checksum(head: &[u8], body: &[u8]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// The checksum an envelope carries (SHA-256 of its header fields and
+/// payload; check it with [`open`] first): a verifying key's names the key
+/// byte for byte, so a proof records the one it was made for. None when
+/// the bytes are shorter than a header.
+pub fn envelope_checksum(bytes: &[u8]) -> Option<[u8; 32]> {
+    bytes.get(HEADER - 32..HEADER)?.try_into().ok()
+}
+
 /// Decode and check an envelope header and checksum; returns the header and payload bytes.
 pub fn open(bytes: &[u8], want: FileKind) -> Result<(Header, &[u8]), FileError> {
     if bytes.len() < 8 {
@@ -292,6 +300,9 @@ pub struct Statement {
 pub struct ProofPayload {
     /// What is proven.
     pub statement: Statement,
+    /// The checksum of the verifying key file it was made for
+    /// ([`envelope_checksum`]): the verifier refuses it under any other key.
+    pub vk_checksum: [u8; 32],
     /// The challenges ρ and γ (each must equal the hash of its transcript).
     pub challenges: crate::layout::Challenges,
     /// Number of folds.
@@ -334,6 +345,8 @@ pub struct FirstStep {
 pub struct SegmentPayload {
     /// What is proven.
     pub statement: SegmentStatement,
+    /// The checksum of the verifying key file it was made for.
+    pub vk_checksum: [u8; 32],
     /// The first step's opening.
     pub first: FirstStep,
     /// Number of folds (k times a step's).
@@ -368,6 +381,9 @@ pub struct ProvingKeyPayload {
     pub pp: PublicParams,
     /// Compression prover key.
     pub pk: ProverKey,
+    /// The checksum of the verifying key file keygen wrote beside it (what
+    /// every proof made with this key names).
+    pub vk_checksum: [u8; 32],
 }
 
 /// Borrowed twin of [`VerifyingKeyPayload`] for writing (same encoding).
@@ -396,6 +412,8 @@ pub struct ProvingKeyRef<'a> {
     pub pp: &'a PublicParams,
     /// Compression prover key.
     pub pk: &'a ProverKey,
+    /// The checksum of the verifying key file written beside it.
+    pub vk_checksum: [u8; 32],
 }
 
 #[cfg(test)]

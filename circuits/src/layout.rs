@@ -185,6 +185,10 @@ impl Layout {
         if rows < need {
             return Err(CircuitError::TooFewRows { rows, need });
         }
+        let widest = widest_of(spec);
+        if rows > widest {
+            return Err(CircuitError::TooManyRows { rows, widest });
+        }
         let n_max = spec.record_width();
         let blocks = n_max / zkstep_core::spec::RECORD_BLOCK;
         let segmentable = spec.max_inputs() > zkstep_core::spec::SEGMENT_MIN_WIDTH
@@ -242,13 +246,7 @@ impl Layout {
     /// The widest layer (output units, or the input width): more rows per
     /// tile than this never helps.
     pub fn widest_layer(&self) -> usize {
-        self.spec
-            .layers
-            .iter()
-            .map(|l| l.outputs)
-            .chain([self.spec.input_width()])
-            .max()
-            .unwrap_or(1)
+        widest_of(&self.spec)
     }
 
     fn make_schedule(&self) -> Vec<TileDesc> {
@@ -560,6 +558,16 @@ impl Layout {
         );
         self.check_final_state(&expected, zn)
     }
+}
+
+/// The widest layer of a spec (output units, or the input width).
+fn widest_of(spec: &ModelSpec) -> usize {
+    spec.layers
+        .iter()
+        .map(|l| l.outputs)
+        .chain([spec.input_width()])
+        .max()
+        .unwrap_or(1)
 }
 
 #[cfg(test)]

@@ -44,7 +44,10 @@ fn arb_spec() -> impl Strategy<Value = (String, usize, u64)> {
                     widths[l + 1]
                 );
             }
-            (t, rows, seed)
+            // a tile holds at most the widest layer's rows (narrower layers
+            // still get masked rows)
+            let widest = widths[..=nl].iter().copied().max().unwrap_or(1);
+            (t, rows.min(widest), seed)
         })
 }
 

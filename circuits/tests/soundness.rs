@@ -501,6 +501,31 @@ fn cross_entropy_mutations_are_rejected() {
     });
 }
 
+/// A top tile with no active row: X wider than the folds carry continues
+/// layer 1 with such tiles, and here layer 1 is the top. Its softmax sums
+/// `Σ_t m_t·e_t + (1 − m₀)·S` = S (the `empty` term), so it divides by 2S
+/// and not by 0: the honest fold holds, and each p is still pinned by its
+/// division (a p off by one, its remainder moved by 2Σ to keep the
+/// identity, fails the remainder's range) (issue 30, finding 12).
+#[test]
+fn an_empty_top_tile_keeps_its_softmax_pinned() {
+    let toml = "batch_size = 32\nloss = \"cross_entropy\"\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 64\noutputs = 2\n";
+    let c = case(toml, Some(2), 5);
+    let f = c
+        .witnesses
+        .iter()
+        .position(|w| w.desc.is_top && w.desc.rows_active == 0)
+        .expect("the layout has a top tile with no active row");
+    assert_eq!(c.witnesses[f].softmax[0].sum, 1_000_000_000, "Σ of an empty tile is S");
+    assert!(run_all(&c.layout, &c.witnesses, &c.z0).is_ok());
+    rejects(&c, f, "softmax/s0/p0", |w| {
+        let sm = &mut w.softmax[0];
+        sm.p[0] -= 1;
+        sm.p_rem[0] += 2 * sm.sum;
+    });
+    rejects(&c, f, "softmax/s7/p1", |w| w.softmax[7].p[1] += 1);
+}
+
 /// Three steps folded as one segment satisfy every fold and end in the
 /// state the segment's statement gives; another order of batches, another
 /// range of steps, or a step's opening off by one are rejected.

@@ -224,6 +224,12 @@ pub struct ProveArgs {
     /// Replace `--out` if it exists.
     #[arg(long)]
     pub force: bool,
+    /// Do not verify the proof before writing it. By default it is read
+    /// back and verified as `zkstep-verify` would (0.3 s with MicroSpartan
+    /// keys, a few seconds with large Spartan keys), so that a corrupt
+    /// proving key is named instead of leaving a proof no one can verify.
+    #[arg(long)]
+    pub no_check: bool,
     /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
     #[arg(long, default_value = "auto")]
     pub msm: Backend,
@@ -266,6 +272,12 @@ pub struct RunProving {
     /// steps under these keys (e.g. proofs made with other keys).
     #[arg(long)]
     pub force: bool,
+    /// Do not verify the proof before writing it. By default it is read
+    /// back and verified as `zkstep-verify` would (0.3 s with MicroSpartan
+    /// keys, a few seconds with large Spartan keys), so that a corrupt
+    /// proving key is named instead of leaving a proof no one can verify.
+    #[arg(long)]
+    pub no_check: bool,
     /// Print a JSON summary instead of text.
     #[arg(long)]
     pub json: bool,

@@ -232,6 +232,22 @@ pub enum CliError {
         /// The spec's output width.
         want_outputs: usize,
     },
+    /// A proof just made does not verify: the proving key (or its pair) changed on disk.
+    #[error("{}: proving key corrupt: {why}; nothing was written (make the keys again with `zkstep keygen`)", path.display())]
+    ProvingKeyCorrupt {
+        /// The proving key.
+        path: PathBuf,
+        /// What failed.
+        why: String,
+    },
+    /// The reference step failed while training (a value left its declared range).
+    #[error("training step {step} (ckpt_{step} → ckpt_{}): {source}", step + 1)]
+    TrainStep {
+        /// The step that failed.
+        step: u64,
+        /// Why (names the layer, the tensor and the index).
+        source: CoreError,
+    },
     /// `zkstep bench` with nothing to measure.
     #[error("--widths, --batch and --layers must be non-empty and positive")]
     BenchArgs,

@@ -52,6 +52,67 @@ pub fn prove_segment_with_bar(
     })
 }
 
+/// What a proof is checked against before it is written.
+pub enum Claim<'a> {
+    /// One step's statement.
+    Step(&'a zkstep_verifier::Statement),
+    /// A segment's.
+    Segment(&'a zkstep_verifier::SegmentStatement),
+}
+
+/// The proof's bytes, about to be written, read back and verified as
+/// `zkstep-verify` would (issue 30, finding 6): a proving key changed on
+/// disk proves statements that do not verify, and its user would learn it
+/// only from whoever verifies. The key is `dir/verifying.key` when there is
+/// one (what the proof's verifiers use: a pair that does not match fails
+/// too), else the one the proving key derives. Returns the seconds it took.
+/// `skip` (`--no-check`) does nothing and returns None.
+pub fn check_before_writing(
+    keys: &Keys,
+    dir: &Path,
+    bytes: &[u8],
+    claim: Claim,
+    skip: bool,
+) -> Result<Option<f64>> {
+    if skip {
+        return Ok(None);
+    }
+    use zkstep_core::format::Input;
+    use zkstep_verifier::{read_any_proof, read_verifying_key, verify, verify_segment, AnyProof};
+    let t = std::time::Instant::now();
+    let vk_path = dir.join(zkstep_prover::ivc::VERIFYING_KEY_FILE);
+    let corrupt = |why: String| CliError::ProvingKeyCorrupt {
+        path: dir.join(PROVING_KEY_FILE),
+        why,
+    };
+    let (vk, source) = match std::fs::metadata(&vk_path) {
+        Ok(m) if m.is_file() => {
+            let bytes = zkstep_core::format::read_input(&vk_path, Input::VerifyingKey)?;
+            let vk = read_verifying_key(&bytes)
+                .map_err(|e| corrupt(format!("{}: {e}", vk_path.display())))?;
+            (vk, vk_path.display().to_string())
+        }
+        _ => {
+            // the file keygen would have written beside it
+            let bytes = zkstep_prover::ivc::verifying_key_bytes(keys)?;
+            let vk = read_verifying_key(&bytes).map_err(|e| corrupt(e.to_string()))?;
+            (vk, "the verifying key it derives".to_string())
+        }
+    };
+    let verdict = match (read_any_proof(bytes), claim) {
+        (Ok(AnyProof::Step(p)), Claim::Step(want)) => verify(&vk, &p, Some(want)).map(|_| ()),
+        (Ok(AnyProof::Segment(p)), Claim::Segment(want)) => {
+            verify_segment(&vk, &p, Some(want)).map(|_| ())
+        }
+        (Ok(_), _) => Err(zkstep_verifier::VerifyError::Malformed("a proof of the other kind".into())),
+        (Err(e), _) => Err(e),
+    };
+    verdict.map_err(|e| {
+        corrupt(format!("the proof it just made does not verify under {source} ({e})"))
+    })?;
+    Ok(Some(t.elapsed().as_secs_f64()))
+}
+
 /// Run a prover call with a fold progress bar (drawn when `show`).
 fn with_bar<T>(
     show: bool,
@@ -65,6 +126,7 @@ fn with_bar<T>(
 pub fn segment_report(
     proof: &SegmentPayload,
     t: &Timings,
+    check_s: Option<f64>,
     bytes: usize,
     path: &Path,
     json: bool,
@@ -73,13 +135,14 @@ pub fn segment_report(
     let v = json!({"step": st.step, "steps": st.steps, "c_start": fr_to_hex(&st.c_start),
         "c_end": fr_to_hex(&st.c_end), "batches": fr_to_hex(&st.batches)});
     let what = format!("steps {}..{}", st.step, st.step + st.steps);
-    written(v, &what, proof.num_folds, t, bytes, path, json)
+    written(v, &what, proof.num_folds, (t, check_s), bytes, path, json)
 }
 
 /// The JSON report of a proof written to `path` (printed as text too unless `json`).
 pub fn report(
     proof: &ProofPayload,
     t: &Timings,
+    check_s: Option<f64>,
     bytes: usize,
     path: &Path,
     json: bool,
@@ -91,7 +154,7 @@ pub fn report(
         v,
         &format!("step {}", st.step),
         proof.num_folds,
-        t,
+        (t, check_s),
         bytes,
         path,
         json,
@@ -103,7 +166,7 @@ fn written(
     mut v: serde_json::Value,
     what: &str,
     folds: u64,
-    t: &Timings,
+    (t, check_s): (&Timings, Option<f64>),
     bytes: usize,
     path: &Path,
     json: bool,
@@ -115,16 +178,21 @@ fn written(
         ("witness_s", json!(t.witness_s)),
         ("fold_s", json!(t.fold_s)),
         ("compress_s", json!(t.compress_s)),
+        ("check_s", json!(check_s)),
     ] {
         v[k] = x;
     }
     if !json {
         crate::outln!(
-            "wrote {} ({bytes} bytes): {what}, {folds} folds; witness {:.2} s, folding {:.2} s, compression {:.2} s",
+            "wrote {} ({bytes} bytes): {what}, {folds} folds; witness {:.2} s, folding {:.2} s, compression {:.2} s; {}",
             path.display(),
             t.witness_s,
             t.fold_s,
-            t.compress_s
+            t.compress_s,
+            match check_s {
+                Some(c) => format!("verified before writing in {c:.2} s"),
+                None => "not verified (--no-check)".into(),
+            }
         );
     }
     v

@@ -450,7 +450,7 @@ pub fn train(
     let mut c_before = commit_params(spec, &ck);
     for t in t0..end {
         let batch = make_batch(ds, spec.batch_size, t, opts.seed, salt_for(opts, t));
-        let trace = step(spec, &ck, &batch)?;
+        let trace = step(spec, &ck, &batch).map_err(|source| CliError::TrainStep { step: t, source })?;
         let c_after = commit_params(spec, &trace.after);
         let entry = StepEntry {
             step: t,

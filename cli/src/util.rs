@@ -126,42 +126,7 @@ pub fn commitment_of(file: &Path, s: &ModelSpec) -> Result<(&'static str, zkstep
     }
 }
 
-/// The memory this process may still use (bytes) and which limit sets it:
-/// the least of the machine's available memory (`MemAvailable`), the
-/// process's address-space limit (`ulimit -v`, less what it maps already)
-/// and its cgroup's `memory.max` (less what the cgroup uses); None where
-/// none of them can be read.
-pub fn memory_available() -> Option<(u64, String)> {
-    let mut best: Option<(u64, String)> = None;
-    let mut offer = |bytes: Option<u64>, what: &str| {
-        if let Some(b) = bytes {
-            if best.as_ref().is_none_or(|(x, _)| b < *x) {
-                best = Some((b, what.to_string()));
-            }
-        }
-    };
-    let kib = |file: &str, key: &str| -> Option<u64> {
-        let s = std::fs::read_to_string(file).ok()?;
-        let l = s.lines().find(|l| l.starts_with(key))?;
-        l.split_whitespace().nth(1)?.parse::<u64>().ok().map(|k| k * 1024)
-    };
-    offer(kib("/proc/meminfo", "MemAvailable:"), "the machine's available memory");
-    let address_space = std::fs::read_to_string("/proc/self/limits").ok().and_then(|s| {
-        let l = s.lines().find(|l| l.starts_with("Max address space"))?;
-        let soft = l.split_whitespace().nth(3)?.parse::<u64>().ok()?;
-        Some(soft.saturating_sub(kib("/proc/self/status", "VmSize:").unwrap_or(0)))
-    });
-    offer(address_space, "the address-space limit (ulimit -v)");
-    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok().and_then(|s| {
-        let rel = s.lines().find_map(|l| l.strip_prefix("0::"))?.trim().to_string();
-        let dir = std::path::Path::new("/sys/fs/cgroup").join(rel.trim_start_matches('/'));
-        let max = std::fs::read_to_string(dir.join("memory.max")).ok()?.trim().parse::<u64>().ok()?;
-        let cur = std::fs::read_to_string(dir.join("memory.current")).ok()?.trim().parse::<u64>().unwrap_or(0);
-        Some(max.saturating_sub(cur))
-    });
-    offer(cgroup, "the cgroup's memory.max");
-    best
-}
+pub use zkstep_core::input::memory_available;
 
 /// Refuse, before starting, work that needs `need` bytes where less is
 /// available ([`memory_available`]); nothing is refused where it cannot be read.

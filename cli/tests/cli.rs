@@ -3,6 +3,9 @@
 //! problem, a non-zero exit, no panic, and leave the user's files alone.
 #![allow(clippy::unwrap_used, clippy::needless_range_loop)]
 
+#[path = "../../testing/within.rs"]
+mod within;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use zkstep_core::format::{write_checkpoint, write_float_dataset};
@@ -681,6 +684,12 @@ fn failure_mid_run_keeps_completed_steps_and_leaves_no_partial_file() {
         "expected a failure after some steps, got {}",
         done.len()
     );
+    // the error names the step that failed (the first not in the manifest)
+    let t = done.len();
+    assert!(
+        e.contains(&format!("training step {t} (ckpt_{t} → ckpt_{})", t + 1)),
+        "{e}"
+    );
     // every completed step's files are intact and match the manifest
     for s in done {
         let after = f.s(&format!("run/{}", s["after"].as_str().unwrap()));
@@ -1027,29 +1036,56 @@ fn names_that_are_not_utf8_are_reported_not_a_panic() {
     use std::ffi::{OsStr, OsString};
     use std::os::unix::ffi::OsStrExt;
     let f = Fx::new();
-    let ck = f.dir.path().join(OsStr::from_bytes(b"ck\xff.safetensors"));
-    let run = f.dir.path().join(OsStr::from_bytes(b"run\xff"));
     let (spec, data) = (f.p("spec.toml"), f.p("data.safetensors"));
+    let odd = |name: &str, json: bool| {
+        let mut b = name.as_bytes().to_vec();
+        b.extend_from_slice(if json { b"\xff" } else { b"\xfe" });
+        f.dir.path().join(OsStr::from_bytes(&b))
+    };
     let arg = |s: &str| OsString::from(s);
-    let cases: Vec<(&str, Vec<OsString>)> = vec![
-        ("init", vec![arg("init"), arg("--spec"), spec.clone().into(), arg("--out"), ck.clone().into(), arg("--json")]),
-        ("commit", vec![arg("commit"), ck.clone().into(), arg("--spec"), spec.clone().into(), arg("--json")]),
-        ("inspect", vec![arg("inspect"), ck.clone().into(), arg("--json")]),
-        (
-            "train",
-            vec![
-                arg("train"), arg("--spec"), spec.into(), arg("--ckpt"), ck.into(), arg("--data"), data.into(),
-                arg("--steps"), arg("1"), arg("--out-dir"), run.into(), arg("--json"),
-            ],
-        ),
-    ];
-    for (what, args) in cases {
-        let o = Command::new(env!("CARGO_BIN_EXE_zkstep")).args(&args).output().unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.success() && !err.contains("panicked"), "{what}: {err}");
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        // the path is in the report, its odd byte shown as U+FFFD
-        assert!(v.to_string().contains('\u{fffd}'), "{what}: {v}");
+    // every subcommand that names a file in its report, with --json and
+    // without (issue 30, finding 3); the proving ones are in prove_cli.rs
+    for json in [true, false] {
+        let (ck, run, ck2) = (odd("ck.safetensors", json), odd("run", json), odd("ck2", json));
+        let (keys, demo, bench) = (odd("keys", json), odd("demo", json), odd("bench.json", json));
+        let cases: Vec<(&str, Vec<OsString>)> = vec![
+            ("init", vec![arg("init"), arg("--spec"), spec.clone().into(), arg("--out"), ck.clone().into()]),
+            ("commit", vec![arg("commit"), ck.clone().into(), arg("--spec"), spec.clone().into()]),
+            ("inspect", vec![arg("inspect"), ck.clone().into()]),
+            (
+                "train",
+                vec![
+                    arg("train"), arg("--spec"), spec.clone().into(), arg("--ckpt"), ck.clone().into(), arg("--data"),
+                    data.clone().into(), arg("--steps"), arg("1"), arg("--out-dir"), run.into(),
+                ],
+            ),
+            ("init again", vec![arg("init"), arg("--spec"), spec.clone().into(), arg("--out"), ck2.into(), arg("--seed"), arg("3")]),
+            ("keygen", vec![arg("keygen"), arg("--spec"), spec.clone().into(), arg("--out"), keys.into()]),
+            ("demo", vec![arg("demo"), arg("--steps"), arg("1"), arg("--no-prove"), arg("--out-dir"), demo.into()]),
+            (
+                "bench",
+                vec![arg("bench"), arg("--dry-run"), arg("--widths"), arg("4"), arg("--batch"), arg("2"), arg("--json"), bench.into()],
+            ),
+        ];
+        for (what, mut args) in cases {
+            // bench's --json names its report file, not the output format
+            if json && what != "bench" {
+                args.push(arg("--json"));
+            }
+            let o = Command::new(env!("CARGO_BIN_EXE_zkstep")).args(&args).output().unwrap();
+            let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+            assert!(o.status.success() && !err.contains("panicked"), "{what} (json {json}): {err}");
+            // the path is in the report, its odd byte shown as U+FFFD
+            let shown = if json && what != "bench" {
+                serde_json::from_str::<serde_json::Value>(&out).unwrap().to_string()
+            } else {
+                format!("{out}{err}")
+            };
+            // (text: `commit` prints the commitment alone, `demo` its own summary)
+            if !matches!(what, "demo" | "commit") {
+                assert!(shown.contains('\u{fffd}'), "{what} (json {json}): {shown}");
+            }
+        }
     }
 }
 
@@ -1082,4 +1118,110 @@ fn init_refuses_a_spec_that_does_not_fit_in_memory() {
         "{err}"
     );
     assert!(!f.p("big.safetensors").exists());
+}
+
+/// `keygen --ptau-dir` with a FIFO named like a ceremony file (issue 30,
+/// finding 1): refused by its type with exit 1, naming it, never opened
+/// (opening a FIFO waits for a writer forever). 30 s is a hang detector,
+/// not a timing: it takes milliseconds.
+#[test]
+fn keygen_refuses_a_fifo_in_the_ceremony_directory() {
+    let f = Fx::new();
+    let dir = f.p("ptau");
+    std::fs::create_dir(&dir).unwrap();
+    let fifo = dir.join("ppot_pruned_20.ptau");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = within::output_within(
+        Command::new(env!("CARGO_BIN_EXE_zkstep"))
+            .args(["keygen", "--spec", &f.s("spec.toml"), "--out", &f.s("keys"), "--ptau-dir"])
+            .arg(&dir),
+        30,
+        "keygen --ptau-dir with a FIFO",
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("ppot_pruned_20.ptau") && err.contains("not a regular file"), "{err}");
+    assert!(!f.dir.path().join("keys/proving.key").exists());
+}
+
+/// `train` killed with SIGKILL while it writes (issue 30, finding 10): the
+/// run resumes, and the temporary files of dead writers (the kill's, if it
+/// left one, and one planted for a writer that is certainly dead) are gone
+/// after the resumed run's first write; the run is whole.
+#[test]
+fn a_killed_train_leaves_nothing_once_resumed() {
+    let f = Fx::new();
+    f.init("c0.safetensors");
+    let args = f.train_args("c0.safetensors", "run", "100000", &[]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zkstep")).args(&args).spawn().unwrap();
+    // let it write a few steps, then kill it mid-run
+    let start = std::time::Instant::now();
+    while !f.p("run/ckpt_3.safetensors").exists() && start.elapsed() < std::time::Duration::from_secs(120) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // a leftover of a writer that no longer exists (a process that has exited)
+    let dead = Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    let mut dead = dead;
+    dead.wait().unwrap();
+    let planted = f.p(&format!("run/.zkstep-tmp-{pid}-planted"));
+    std::fs::write(&planted, b"half a checkpoint").unwrap();
+    ok(&["train", "--resume", "--out-dir", &f.s("run"), "--steps", "2"]);
+    let left: Vec<String> = std::fs::read_dir(f.p("run"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".zkstep-tmp"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // the run chains from its first checkpoint to its last
+    let m = f.manifest("run");
+    let steps = m["steps"].as_array().unwrap();
+    assert!(steps.len() >= 5, "{}", steps.len());
+    for (t, s) in steps.iter().enumerate() {
+        assert_eq!(s["step"], t as u64);
+    }
+}
+
+/// A safetensors file whose header declares a 1 GiB tensor (sparse on disk),
+/// given to `inspect` and to `train --data` under a 1 GiB address-space
+/// limit: refused up front with the memory it would take, exit 1, instead
+/// of an allocation that aborts the process (issue 30, finding 9).
+#[test]
+fn a_file_declaring_more_than_fits_is_refused_with_the_figures() {
+    let f = Fx::new();
+    let gib: u64 = 1 << 30;
+    let header = format!(
+        "{{\"X\":{{\"dtype\":\"F32\",\"shape\":[{},2],\"data_offsets\":[0,{gib}]}}}}",
+        gib / 8
+    );
+    let mut head = (header.len() as u64).to_le_bytes().to_vec();
+    head.extend_from_slice(header.as_bytes());
+    let big = f.p("big.safetensors");
+    std::fs::write(&big, &head).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&big).unwrap().set_len(head.len() as u64 + gib).unwrap();
+    f.init("c0.safetensors");
+    for cmd in [
+        format!("inspect '{}'", big.display()),
+        format!(
+            "train --spec '{}' --ckpt '{}' --data '{}' --steps 1 --out-dir '{}'",
+            f.s("spec.toml"),
+            f.s("c0.safetensors"),
+            big.display(),
+            f.s("run")
+        ),
+    ] {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v 1048576 && exec '{}' {cmd}", env!("CARGO_BIN_EXE_zkstep")))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains("big.safetensors") && err.contains("needs about") && err.contains("ulimit -v"),
+            "{cmd}: {err}"
+        );
+    }
 }

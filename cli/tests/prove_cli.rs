@@ -274,6 +274,150 @@ fn three_chained_steps_prove_and_verify() {
     );
 }
 
+/// Issue 30 through the binary: `prove` verifies what it made before it
+/// writes, so a proving key changed on disk (re-sealed: the envelope's
+/// checksum passes and the read-time checks hold) is named "proving key
+/// corrupt" and nothing is written (finding 6); two provers racing to one
+/// `--out` leave one proof, the other exits 1 without replacing it (finding
+/// 2); a manifest with a step taken out is refused with exit 1 (finding 4).
+#[test]
+fn corrupt_keys_racing_provers_and_gapped_runs_through_the_binary() {
+    use zkstep_circuits::files::{self, FileKind};
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| -> String { d.path().join(n).display().to_string() };
+    trained_run(d.path(), SPEC, 3);
+    let (ok, _, err) = keygen(d.path(), &[]);
+    assert!(ok, "{err}");
+    let prove_args = |keys: &str, out: &str| -> Vec<String> {
+        [
+            "prove", "--spec", &p("spec.toml"), "--keys", &p(keys),
+            "--before", &p("run/ckpt_0.safetensors"), "--after", &p("run/ckpt_1.safetensors"),
+            "--batch", &p("run/batch_0.safetensors"), "--out", &p(out),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    fn args(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    // finding 6: one bit, re-sealed, of the verifying key's checksum the
+    // proving key ends with (8 bytes from the end) and of the compression's
+    // prover key before it (the digests of the secondary's and of the
+    // primary's verifier keys, 40 and 132 bytes from the end)
+    let honest = std::fs::read(p("keys/proving.key")).unwrap();
+    let (h, body) = files::open(&honest, FileKind::ProvingKey).unwrap();
+    std::fs::create_dir(p("bad")).unwrap();
+    std::fs::copy(p("keys/verifying.key"), p("bad/verifying.key")).unwrap();
+    for from_end in [8, 40, 132] {
+        let mut b = body.to_vec();
+        let at = b.len() - from_end;
+        b[at] ^= 1;
+        std::fs::write(p("bad/proving.key"), files::seal(h, &b)).unwrap();
+        let (code, _, err) = run_code(&args(&prove_args("bad", "x.zkstep")));
+        assert_eq!(code, Some(1), "{from_end}: {err}");
+        assert!(
+            err.contains("bad/proving.key") && err.contains("proving key corrupt") && err.contains("nothing was written"),
+            "{from_end}: {err}"
+        );
+        assert!(!d.path().join("x.zkstep").exists(), "{from_end}: a proof was written");
+    }
+    // the honest key proves, and says it checked
+    let (code, out, err) = run_code(&args(&prove_args("keys", "ok.zkstep")));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("verified before writing"), "{out}");
+    // finding 2: two provers, one --out, no --force: one proof, one refusal
+    let kids: Vec<_> = (0..2)
+        .map(|_| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_zkstep"))
+                .args(prove_args("keys", "race.zkstep"))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<_> = kids.into_iter().map(|k| k.wait_with_output().unwrap()).collect();
+    let codes: Vec<_> = outs.iter().map(|o| o.status.code()).collect();
+    assert!(codes.contains(&Some(0)) && codes.contains(&Some(1)), "{codes:?}");
+    let loser = outs.iter().find(|o| o.status.code() == Some(1)).unwrap();
+    let err = String::from_utf8_lossy(&loser.stderr);
+    // refused before proving ("already exists") or at the end ("another process wrote it")
+    assert!(
+        err.contains("race.zkstep") && (err.contains("already exists") || err.contains("another process wrote it")),
+        "{err}"
+    );
+    let winner = outs.iter().find(|o| o.status.success()).unwrap();
+    let wrote = String::from_utf8_lossy(&winner.stdout);
+    assert!(wrote.contains("race.zkstep"), "{wrote}");
+    let spec = ModelSpec::from_toml_str(SPEC).unwrap();
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p("run/run.json")).unwrap()).unwrap();
+    let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
+    let race = read_proof(&std::fs::read(p("race.zkstep")).unwrap()).unwrap();
+    verify(&vk, &race, Some(&manifest_statement(&spec, &m["steps"][0], 0))).unwrap();
+    // finding 4: a manifest with its middle step taken out
+    let (ok, _, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys")]);
+    assert!(ok, "{err}");
+    let (code, out, err) = run_code(&["verify-run", "--run", &p("run"), "--vk", &p("keys/verifying.key")]);
+    assert!(code == Some(0) && out.contains("ACCEPTED: 3 steps"), "{out}{err}");
+    let mut gapped = m.clone();
+    gapped["steps"].as_array_mut().unwrap().remove(1);
+    std::fs::write(p("run/run.json"), serde_json::to_vec(&gapped).unwrap()).unwrap();
+    let (code, out, err) = run_code(&["verify-run", "--run", &p("run"), "--vk", &p("keys/verifying.key")]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        !out.contains("ACCEPTED") && (err.contains("do not chain") || err.contains("steps 0 and 2: not consecutive")),
+        "{out}{err}"
+    );
+    std::fs::write(p("run/run.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    // finding 3: a run and keys in directories whose names are not UTF-8,
+    // under prove-run, verify-run and prove-segment, with --json and without:
+    // reported (U+FFFD), never a panic
+    #[cfg(unix)]
+    {
+        use std::ffi::{OsStr, OsString};
+        use std::os::unix::ffi::OsStrExt;
+        let odd_run = d.path().join(OsStr::from_bytes(b"run\xff"));
+        let odd_keys = d.path().join(OsStr::from_bytes(b"keys\xff"));
+        std::fs::rename(p("run"), &odd_run).unwrap();
+        std::fs::rename(p("keys"), &odd_keys).unwrap();
+        let a = |s: &str| OsString::from(s);
+        for json in [true, false] {
+            let cases: Vec<(&str, Vec<OsString>)> = vec![
+                ("prove-run", vec![a("prove-run"), a("--run"), odd_run.clone().into(), a("--keys"), odd_keys.clone().into()]),
+                (
+                    "verify-run",
+                    vec![a("verify-run"), a("--run"), odd_run.clone().into(), a("--vk"), odd_keys.join("verifying.key").into()],
+                ),
+                (
+                    "prove-segment",
+                    vec![
+                        a("prove-segment"), a("--run"), odd_run.clone().into(), a("--keys"), odd_keys.clone().into(),
+                        a("--from"), a("0"), a("--steps"), a("2"),
+                    ],
+                ),
+            ];
+            for (what, mut args) in cases {
+                if json {
+                    args.push(a("--json"));
+                }
+                let o = std::process::Command::new(env!("CARGO_BIN_EXE_zkstep")).args(&args).output().unwrap();
+                let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+                assert!(o.status.success() && !err.contains("panicked"), "{what} (json {json}): {out}{err}");
+                let shown = if json {
+                    serde_json::from_str::<serde_json::Value>(&out).unwrap().to_string()
+                } else {
+                    format!("{out}{err}")
+                };
+                // (verify-run's text is its verdict alone)
+                if json || what != "verify-run" {
+                    assert!(shown.contains('\u{fffd}'), "{what} (json {json}): {shown}");
+                }
+            }
+        }
+    }
+}
+
 /// Segment proofs and shards: `prove-segment` proves four steps as one
 /// proof, which verifies against the statement the manifest gives and is no
 /// larger than a one-step proof; `verify-run` accepts a run covered by

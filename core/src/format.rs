@@ -46,6 +46,13 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
     write_via_temp(path, bytes, false)
 }
 
+/// [`write_atomic`] when `replace` (a `--force`), [`write_new`] otherwise: a
+/// command's output is never put over a file that appeared after its
+/// existence check unless the user asked for that.
+pub fn write_as(path: &Path, bytes: &[u8], replace: bool) -> Result<()> {
+    write_via_temp(path, bytes, replace)
+}
+
 /// How every temporary file zkstep writes begins; the writer's process id
 /// follows (`.zkstep-tmp-PID-…`).
 pub const TMP_PREFIX: &str = ".zkstep-tmp-";
@@ -135,7 +142,9 @@ pub use crate::input::{read_input, Input};
 /// its header first, then as much tensor data as it declares (up to the
 /// safetensors size limit).
 pub fn read_file(path: &Path) -> Result<Vec<u8>> {
-    crate::input::read_safetensors(path, Input::Safetensors.limit(), "safetensors file")
+    // the bytes, then float values decoded to f64 and quantised to i64 (an
+    // f32 file: 2 + 2 more bytes a byte), or I64 values copied out
+    crate::input::read_safetensors_for(path, Input::Safetensors.limit(), "safetensors file", 5)
 }
 
 /// The most tensor data a checkpoint of `spec` holds: every parameter and
@@ -156,6 +165,15 @@ fn batch_data_bound(spec: &ModelSpec) -> u64 {
 pub fn read_checkpoint_or_batch(path: &Path, spec: &ModelSpec) -> Result<Vec<u8>> {
     let bound = checkpoint_data_bound(spec).max(batch_data_bound(spec));
     crate::input::read_safetensors(path, bound, "checkpoint or batch")
+}
+
+/// The range of a tensor's values ([`StFile::value_range`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ValueSpan {
+    /// An I64 tensor's smallest and largest value, as stored.
+    Int(i64, i64),
+    /// A float tensor's.
+    Float(f64, f64),
 }
 
 /// A parsed safetensors file with its metadata.
@@ -241,33 +259,7 @@ impl<'a> StFile<'a> {
     /// A float tensor (f16, bf16, f32 or f64) as f64 values, NaN/Inf rejected.
     pub fn float_tensor(&self, name: &str) -> Result<(Vec<usize>, Vec<f64>)> {
         let t = self.view(name)?;
-        let d = t.data();
-        let vals: Vec<f64> = match t.dtype() {
-            Dtype::F32 => d
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
-                .collect(),
-            Dtype::F64 => d
-                .chunks_exact(8)
-                .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                .collect(),
-            Dtype::F16 => d
-                .chunks_exact(2)
-                .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64())
-                .collect(),
-            Dtype::BF16 => d
-                .chunks_exact(2)
-                .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64())
-                .collect(),
-            other => {
-                return Err(ferr(
-                    self.path,
-                    format!(
-                    "tensor `{name}` has dtype {other:?}; expected a float (F16, BF16, F32, F64)"
-                ),
-                ))
-            }
-        };
+        let vals: Vec<f64> = self.floats(name, &t)?.collect();
         if let Some((i, v)) = vals.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return Err(ferr(
                 self.path,
@@ -277,6 +269,59 @@ impl<'a> StFile<'a> {
             ));
         }
         Ok((t.shape().to_vec(), vals))
+    }
+
+    /// A float tensor's values decoded one at a time (nothing allocated).
+    fn floats<'b>(&self, name: &str, t: &'b TensorView<'a>) -> Result<Box<dyn Iterator<Item = f64> + 'b>> {
+        let d = t.data();
+        Ok(match t.dtype() {
+            Dtype::F32 => Box::new(
+                d.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64),
+            ),
+            Dtype::F64 => Box::new(
+                d.chunks_exact(8)
+                    .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))),
+            ),
+            Dtype::F16 => Box::new(
+                d.chunks_exact(2)
+                    .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64()),
+            ),
+            Dtype::BF16 => Box::new(
+                d.chunks_exact(2)
+                    .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64()),
+            ),
+            other => {
+                return Err(ferr(
+                    self.path,
+                    format!(
+                    "tensor `{name}` has dtype {other:?}; expected a float (F16, BF16, F32, F64)"
+                ),
+                ))
+            }
+        })
+    }
+
+    /// The smallest and largest value of an I64 or float tensor, read in
+    /// place (`inspect` of a huge tensor needs no second copy of it); None
+    /// for an empty tensor. Float NaNs are skipped.
+    pub fn value_range(&self, name: &str) -> Result<Option<ValueSpan>> {
+        let t = self.view(name)?;
+        if t.dtype() == Dtype::I64 {
+            let mut it = t
+                .data()
+                .chunks_exact(8)
+                .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+            let Some(first) = it.next() else {
+                return Ok(None);
+            };
+            let (lo, hi) = it.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v)));
+            return Ok(Some(ValueSpan::Int(lo, hi)));
+        }
+        let (lo, hi) = self
+            .floats(name, &t)?
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        Ok((lo <= hi).then_some(ValueSpan::Float(lo, hi)))
     }
 
     /// Check the zkstep metadata: format, version, scale and (if given) spec digest.
@@ -352,8 +397,47 @@ fn serialize(
         .map(|(n, s, d)| TensorView::new(Dtype::I64, s.clone(), d).map(|v| (n.clone(), v)))
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| ferr(path, format!("cannot encode tensors: {e}")))?;
-    safetensors::serialize(views, Some(meta))
-        .map_err(|e| ferr(path, format!("cannot encode safetensors: {e}")))
+    let bytes = safetensors::serialize(views, Some(meta))
+        .map_err(|e| ferr(path, format!("cannot encode safetensors: {e}")))?;
+    Ok(canonical_header(bytes))
+}
+
+/// The same file with its header's keys in sorted order: safetensors writes
+/// the metadata map in hash order, so the same checkpoint written twice
+/// differed byte for byte. Sorting keeps the header's length (compact JSON
+/// either way), so the data offsets hold.
+fn canonical_header(mut bytes: Vec<u8>) -> Vec<u8> {
+    fn sorted(v: serde_json::Value) -> serde_json::Value {
+        match v {
+            serde_json::Value::Object(m) => {
+                let mut kv: Vec<_> = m.into_iter().collect();
+                kv.sort_by(|a, b| a.0.cmp(&b.0));
+                serde_json::Value::Object(kv.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+            }
+            other => other,
+        }
+    }
+    let Some(n) = bytes
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .map(|b: [u8; 8]| u64::from_le_bytes(b) as usize)
+    else {
+        return bytes;
+    };
+    let Some(header) = bytes.get(8..8usize.saturating_add(n)) else {
+        return bytes;
+    };
+    let json = header.trim_ascii_end();
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(json) else {
+        return bytes;
+    };
+    let Ok(text) = serde_json::to_string(&sorted(v)) else {
+        return bytes;
+    };
+    if text.len() == json.len() {
+        bytes[8..8 + text.len()].copy_from_slice(text.as_bytes());
+    }
+    bytes
 }
 
 /// Tensor names of a checkpoint for `spec`.
@@ -402,12 +486,7 @@ pub fn write_checkpoint(path: &Path, spec: &ModelSpec, ckpt: &Checkpoint) -> Res
 /// [`write_checkpoint`] that replaces a file at `path` only if `replace`
 /// ([`write_new`] otherwise: a file that appeared there meanwhile is kept).
 pub fn write_checkpoint_as(path: &Path, spec: &ModelSpec, ckpt: &Checkpoint, replace: bool) -> Result<()> {
-    let bytes = checkpoint_bytes(path, spec, ckpt)?;
-    if replace {
-        write_atomic(path, &bytes)
-    } else {
-        write_new(path, &bytes)
-    }
+    write_as(path, &checkpoint_bytes(path, spec, ckpt)?, replace)
 }
 
 /// Parse a checkpoint (bytes read from `path`) for `spec`.
@@ -636,6 +715,38 @@ fn one_hot(path: &Path, name: &str, labels: &[f64], classes: usize) -> Result<Ve
     Ok(y)
 }
 
+/// How far from 1 a row of cross-entropy targets may sum (10⁻⁶, in units of
+/// 10⁻⁹): f32 holds a third as 0.33333334, so three of them sum to 1 + 3·10⁻⁸.
+const TARGET_SUM_SLACK: i128 = 1000;
+
+/// Cross-entropy's targets: every row of `y` (`[N, k]` at scale S) a
+/// distribution, no entry negative and each row summing to 1 within
+/// 10⁻⁶ plus the rounding of its k entries.
+fn check_distributions(path: &Path, name: &str, y: &[i64], k: usize) -> Result<()> {
+    for (i, row) in y.chunks_exact(k).enumerate() {
+        if let Some(j) = row.iter().position(|&p| p < 0) {
+            return Err(ferr(
+                path,
+                format!(
+                    "tensor `{name}` holds {} at ({i},{j}): cross-entropy's targets are probabilities, never negative",
+                    row[j] as f64 / SCALE as f64
+                ),
+            ));
+        }
+        let sum: i128 = row.iter().map(|&p| p as i128).sum();
+        if (sum - SCALE as i128).abs() > TARGET_SUM_SLACK + k as i128 {
+            return Err(ferr(
+                path,
+                format!(
+                    "tensor `{name}` row {i} sums to {}: cross-entropy's targets are distributions (each row sums to 1; give class indices `[N]` for one-hot labels)",
+                    sum as f64 / SCALE as f64
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn read_dataset_labels(path: &Path, range: ValueRange, classes: Option<usize>) -> Result<Dataset> {
     let bytes = read_file(path)?;
     let f = StFile::parse(path, &bytes)?;
@@ -667,7 +778,15 @@ fn read_dataset_labels(path: &Path, range: ValueRange, classes: Option<usize>) -
             };
             (vec![shape[0], k], one_hot(path, &yn, &labels, k)?)
         }
-        _ => fixed_tensor(&f, path, &yn, range, &mut report)?,
+        _ => {
+            let (ys, yd) = fixed_tensor(&f, path, &yn, range, &mut report)?;
+            if let (Some(k), [_, cols]) = (classes, ys.as_slice()) {
+                if *cols == k {
+                    check_distributions(path, &yn, &yd, k)?;
+                }
+            }
+            (ys, yd)
+        }
     };
     if xs.len() != 2 || ys.len() != 2 {
         return Err(ferr(

@@ -135,6 +135,43 @@ pub fn read_input(path: &Path, kind: Input) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The memory this process may still use (bytes) and which limit sets it:
+/// the least of the machine's available memory (`MemAvailable`), the
+/// process's address-space limit (`ulimit -v`, less what it maps already)
+/// and its cgroup's `memory.max` (less what the cgroup uses); None where
+/// none of them can be read.
+pub fn memory_available() -> Option<(u64, String)> {
+    let mut best: Option<(u64, String)> = None;
+    let mut offer = |bytes: Option<u64>, what: &str| {
+        if let Some(b) = bytes {
+            if best.as_ref().is_none_or(|(x, _)| b < *x) {
+                best = Some((b, what.to_string()));
+            }
+        }
+    };
+    let kib = |file: &str, key: &str| -> Option<u64> {
+        let s = std::fs::read_to_string(file).ok()?;
+        let l = s.lines().find(|l| l.starts_with(key))?;
+        l.split_whitespace().nth(1)?.parse::<u64>().ok().map(|k| k * 1024)
+    };
+    offer(kib("/proc/meminfo", "MemAvailable:"), "the machine's available memory");
+    let address_space = std::fs::read_to_string("/proc/self/limits").ok().and_then(|s| {
+        let l = s.lines().find(|l| l.starts_with("Max address space"))?;
+        let soft = l.split_whitespace().nth(3)?.parse::<u64>().ok()?;
+        Some(soft.saturating_sub(kib("/proc/self/status", "VmSize:").unwrap_or(0)))
+    });
+    offer(address_space, "the address-space limit (ulimit -v)");
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok().and_then(|s| {
+        let rel = s.lines().find_map(|l| l.strip_prefix("0::"))?.trim().to_string();
+        let dir = std::path::Path::new("/sys/fs/cgroup").join(rel.trim_start_matches('/'));
+        let max = std::fs::read_to_string(dir.join("memory.max")).ok()?.trim().parse::<u64>().ok()?;
+        let cur = std::fs::read_to_string(dir.join("memory.current")).ok()?.trim().parse::<u64>().unwrap_or(0);
+        Some(max.saturating_sub(cur))
+    });
+    offer(cgroup, "the cgroup's memory.max");
+    best
+}
+
 /// The largest safetensors header zkstep reads (its own files' headers are
 /// a few KB; the format allows 100 MB).
 pub const MAX_SAFETENSORS_HEADER: u64 = 16 * MIB;
@@ -147,6 +184,16 @@ pub const MAX_SAFETENSORS_HEADER: u64 = 16 * MIB;
 /// the spec's) is refused having read at most its header, so reading costs
 /// memory for what the header declares and the caller bounds, nothing more.
 pub fn read_safetensors(path: &Path, max_data: u64, what: &str) -> Result<Vec<u8>> {
+    read_safetensors_for(path, max_data, what, 1)
+}
+
+/// [`read_safetensors`] for a caller that holds about `copies` times the
+/// file's bytes once it is read (its values decoded beside the bytes): the
+/// memory that takes is checked against what this process may still use
+/// ([`memory_available`]) before anything past the header is read, so a
+/// file that declares more than fits is refused with the figures instead of
+/// aborting the process when an allocation fails.
+pub fn read_safetensors_for(path: &Path, max_data: u64, what: &str, copies: u64) -> Result<Vec<u8>> {
     use std::io::Read;
     let (mut file, len) = open_regular(path, Input::Safetensors)?;
     let invalid = |why: String| ferr(path, format!("not a valid safetensors file ({why})"));
@@ -177,7 +224,24 @@ pub fn read_safetensors(path: &Path, max_data: u64, what: &str) -> Result<Vec<u8
             format!("its tensors take {data} bytes, more than the {max_data} a {what} of this spec holds"),
         ));
     }
-    let mut buf = Vec::with_capacity(len as usize);
+    let need = len.saturating_mul(copies.max(1));
+    if let Some((have, limit)) = memory_available() {
+        if need > have {
+            const GIB: f64 = (1u64 << 30) as f64;
+            return Err(ferr(
+                path,
+                format!(
+                    "reading it needs about {:.1} GiB of memory (its {data} bytes of tensors and their values), {:.1} GiB is available here ({limit})",
+                    need as f64 / GIB,
+                    have as f64 / GIB
+                ),
+            ));
+        }
+    }
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len as usize).map_err(|_| {
+        ferr(path, format!("cannot allocate the {len} bytes it takes to read it"))
+    })?;
     buf.extend_from_slice(&n8);
     buf.extend_from_slice(&header);
     file.take(data + 1)

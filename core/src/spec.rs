@@ -241,10 +241,16 @@ fn fixed_param(key: &str, real: Option<f64>, exact: Option<i64>) -> Result<Optio
             format!("give either `{key}` or `{key}_fx`, not both"),
         )),
         (Some(x), None) => {
-            if !x.is_finite() || x <= 0.0 || x > 1e9 {
+            if !x.is_finite() || x <= 0.0 {
                 return Err(spec_err(
                     format!("optimizer.{key}"),
                     format!("must be a positive finite number, got {x}"),
+                ));
+            }
+            if x > 1e9 {
+                return Err(spec_err(
+                    format!("optimizer.{key}"),
+                    format!("must be at most 1e9 (the cap on every hyper-parameter, {MAX_PARAM_FX} at scale 10^9), got {x}"),
                 ));
             }
             // the quantisation rule of every real value (docs/SEMANTICS.md §1)
@@ -358,6 +364,18 @@ fn parse_optimizer(ro: Option<RawOptimizer>) -> Result<Optimizer> {
             let weight_decay_fx = match (ro.weight_decay, ro.weight_decay_fx) {
                 (Some(0.0), None) => 0,
                 (None, Some(0)) => 0,
+                (Some(x), None) if x < 0.0 => {
+                    return Err(spec_err(
+                        "optimizer.weight_decay",
+                        format!("must be ≥ 0 (0: no decay), got {x}"),
+                    ))
+                }
+                (None, Some(x)) if x < 0 => {
+                    return Err(spec_err(
+                        "optimizer.weight_decay_fx",
+                        format!("must be ≥ 0 (0: no decay), got {x}"),
+                    ))
+                }
                 (real, exact) => match fixed_param("weight_decay", real, exact)? {
                     Some(v) if v > SCALE => {
                         return Err(spec_err(
@@ -462,19 +480,69 @@ fn parse_layers(raw_layers: Option<Vec<RawLayer>>) -> Result<Vec<LayerSpec>> {
     Ok(layers)
 }
 
+/// The dotted key (`optimizer.beta1_fx`, `layers[1].inputs`) written at
+/// byte `at` of a spec, for a TOML parse error whose span points there:
+/// the key of that line (or the table its header opens) under the last
+/// header above it. None where the line holds no key (a value continued
+/// from an earlier line, inline tables).
+fn toml_key_at(text: &str, at: usize) -> Option<String> {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let line = text[line_start..line_end].trim();
+    let header = |l: &str| -> Option<(String, bool)> {
+        let l = l.split('#').next().unwrap_or("").trim();
+        if let Some(name) = l.strip_prefix("[[").and_then(|r| r.strip_suffix("]]")) {
+            return Some((name.trim().to_string(), true));
+        }
+        let name = l.strip_prefix('[').and_then(|r| r.strip_suffix(']'))?;
+        Some((name.trim().to_string(), false))
+    };
+    let bare = |k: &str| -> Option<String> {
+        let k = k.trim().trim_matches('"').trim_matches('\'');
+        let ok = !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+        ok.then(|| k.to_string())
+    };
+    // the table the line sits in, with its index when it is an array of tables
+    let before = &text[..line_start];
+    let table = before.lines().rev().find_map(header).map(|(name, array)| {
+        if array {
+            let n = before
+                .lines()
+                .filter(|l| header(l).is_some_and(|(h, a)| a && h == name))
+                .count();
+            format!("{name}[{}]", n.saturating_sub(1))
+        } else {
+            name
+        }
+    });
+    let key = match header(line) {
+        Some((name, _)) => return bare(&name),
+        None => bare(line.split_once('=')?.0)?,
+    };
+    Some(match table {
+        Some(t) => format!("{t}.{key}"),
+        None => key,
+    })
+}
+
 impl ModelSpec {
     /// Parse and validate a TOML spec.
     pub fn from_toml_str(text: &str) -> Result<Self> {
         let raw: RawSpec = toml::from_str(text).map_err(|e| {
-            let msg = e.message().to_string();
-            let key = match e.span() {
+            let msg = e.message().trim_end().to_string();
+            match e.span() {
                 Some(span) => {
-                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                    format!("<line {line}>")
+                    let at = span.start.min(text.len());
+                    let line = text[..at].matches('\n').count() + 1;
+                    match toml_key_at(text, at) {
+                        Some(key) => spec_err(key, format!("{msg} (line {line})")),
+                        None => spec_err(format!("<line {line}>"), msg),
+                    }
                 }
-                None => "<document>".to_string(),
-            };
-            spec_err(key, msg)
+                None => spec_err("<document>", msg),
+            }
         })?;
         if let Some(v) = raw.format_version {
             if v != SPEC_FORMAT_VERSION {
@@ -811,6 +879,26 @@ mod tests {
         assert!(e.contains("`optimizer.mu`"), "{e}");
         assert!(err_of(&mom("mu_fx = 0")).contains("optimizer.mu_fx"));
         assert!(ModelSpec::from_toml_str(&mom("mu_fx = 999999999")).is_ok());
+        // parse errors name the key the user wrote (and its line), not only the line
+        for (text, key) in [
+            (base.replace("batch_size", "batch_sise"), "`batch_sise`"),
+            (base.replace("lr = 0.1", "lr = 0.1\nbeta1_fx = \"abc\""), "`optimizer.beta1_fx`"),
+            (base.replace("lr = 0.1", "lr = 0.1\nlearning_rate = 1"), "`optimizer.learning_rate`"),
+            (format!("{base}[[layers]]\ninputs = \"4\"\n"), "`layers[1].inputs`"),
+            (base.replace("[optimizer]", "[optimiser]"), "`optimiser`"),
+        ] {
+            let e = err_of(&text);
+            assert!(e.contains(key) && e.contains("(line "), "{text}: {e}");
+        }
+        assert!(err_of("batch_size = 4\n[optimizer]\nlr = 0.1\n[[layers]]\n[[layers]]\ninputs = 2\noutputs = 3\nfoo = 1\n").contains("`layers[1].foo`"));
+        // the cap and the sign say what they are
+        let e = err_of(&base.replace("lr = 0.1", "lr = 1e12"));
+        assert!(e.contains("at most 1e9"), "{e}");
+        let adamw = |wd: &str| base.replace("lr = 0.1", &format!("kind = \"adamw\"\n{wd}"));
+        for (wd, key) in [("weight_decay = -0.01", "`optimizer.weight_decay`"), ("weight_decay_fx = -5", "`optimizer.weight_decay_fx`")] {
+            let e = err_of(&adamw(wd));
+            assert!(e.contains(key) && e.contains("must be ≥ 0"), "{e}");
+        }
     }
 
     #[test]

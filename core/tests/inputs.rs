@@ -171,3 +171,46 @@ fn hostile_safetensors_are_refused_from_their_header() {
     let e = read_checkpoint(&p, &spec).unwrap_err().to_string();
     assert!(e.contains("long-header.safetensors") && e.contains("a header of"), "{e}");
 }
+
+#[test]
+fn the_same_checkpoint_is_written_byte_for_byte_the_same() {
+    // the metadata is a hash map: its order changed from one write to the next
+    let spec = ModelSpec::from_toml_str(
+        "batch_size = 2\n[optimizer]\nkind = \"adam\"\n[[layers]]\ninputs = 3\noutputs = 2\n",
+    )
+    .unwrap();
+    let ck = zkstep_core::model::Checkpoint::init(&spec, 7);
+    let path = Path::new("ckpt.safetensors");
+    let first = zkstep_core::format::checkpoint_bytes(path, &spec, &ck).unwrap();
+    for _ in 0..16 {
+        assert_eq!(zkstep_core::format::checkpoint_bytes(path, &spec, &ck).unwrap(), first);
+    }
+    // still a valid file with its keys in order
+    let back = zkstep_core::format::parse_checkpoint(path, &first, &spec).unwrap();
+    assert_eq!(back, ck);
+    let n = u64::from_le_bytes(first[..8].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&first[8..8 + n]).unwrap();
+    assert!(header.starts_with("{\"__metadata__\":{\"format\":"), "{header}");
+}
+
+#[test]
+fn cross_entropy_targets_must_be_distributions() {
+    use zkstep_core::format::{read_dataset_for, write_float_dataset};
+    let dir = tempfile::tempdir().unwrap();
+    let spec = ModelSpec::from_toml_str(
+        "batch_size = 2\nloss = \"cross_entropy\"\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 3\n",
+    )
+    .unwrap();
+    let x = [0.5f32, -0.5, 1.0, 0.25];
+    let read = |y: [f32; 6]| {
+        let p = dir.path().join("d.safetensors");
+        write_float_dataset(&p, &x, [2, 2], &y, [2, 3]).unwrap();
+        read_dataset_for(&p, &spec).map(|_| ()).map_err(|e| e.to_string())
+    };
+    // one-hot and soft targets, thirds included (rounding leaves 999999999)
+    read([0.0, 1.0, 0.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0]).unwrap();
+    let e = read([1.2, -0.2, 0.0, 0.0, 0.0, 1.0]).unwrap_err();
+    assert!(e.contains("d.safetensors") && e.contains("at (0,1)") && e.contains("never negative"), "{e}");
+    let e = read([0.0, 1.0, 0.0, 0.5, 0.0, 0.0]).unwrap_err();
+    assert!(e.contains("row 1 sums to 0.5") && e.contains("distributions"), "{e}");
+}

@@ -192,9 +192,17 @@ fn a_key_for_another_spec_rejects_the_proof() {
         files::decode(&f.vk, FileKind::VerifyingKey).unwrap();
     h.spec_digest = spec_b.digest();
     vk_b.spec_toml = spec_b.to_toml();
-    let vk_b = read_verifying_key(&files::encode(h, &vk_b).unwrap()).unwrap();
+    let mut vk_b = read_verifying_key(&files::encode(h, &vk_b).unwrap()).unwrap();
     assert_eq!(vk_b.layout.spec_digest, spec_b.digest());
     let p = read_proof(&f.proof).unwrap();
+    // the proof names the key file it was made for, and this is another
+    match verify(&vk_b, &p, None) {
+        Err(VerifyError::Rejected(m)) => assert!(m.contains("another verifying key"), "{m}"),
+        other => panic!("expected a rejection, got {:?}", other.map(|_| ())),
+    }
+    // and with that check passed (the key claiming the proof's checksum),
+    // the spec binding alone rejects it
+    vk_b.checksum = p.payload.vk_checksum;
     match verify(&vk_b, &p, None) {
         Err(VerifyError::Rejected(m)) => assert!(m.contains("spec"), "{m}"),
         other => panic!("expected a rejection, got {:?}", other.map(|_| ())),
@@ -323,8 +331,20 @@ fn microspartan_proves_and_verifies_and_compressions_do_not_mix() {
     let vk_pp = read_verifying_key(&verifying_key_bytes(&keys).unwrap()).unwrap();
     let (st, _) = verify(&vk_pp, &pp, None).unwrap();
     assert_eq!(st.c_after, commit_params(&f.spec, &f.after));
-    let vk_sp = read_verifying_key(&f.vk).unwrap();
+    let mut vk_sp = read_verifying_key(&f.vk).unwrap();
     let sp = read_proof(&f.proof).unwrap();
+    // each proof names the key file it was made for: under the other
+    // compression's key that is the first refusal
+    for (vk, proof) in [(&vk_sp, &pp), (&vk_pp, &sp)] {
+        match verify(vk, proof, None) {
+            Err(VerifyError::Rejected(m)) => assert!(m.contains("another verifying key"), "{m}"),
+            other => panic!("expected a rejection, got {:?}", other.map(|(s, _)| s)),
+        }
+    }
+    // a key claiming to be the proof's is still the other compression's
+    let mut vk_pp = vk_pp;
+    vk_sp.checksum = pp.payload.vk_checksum;
+    vk_pp.checksum = sp.payload.vk_checksum;
     for (vk, proof, want) in [
         (
             &vk_sp,

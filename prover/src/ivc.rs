@@ -50,6 +50,9 @@ pub struct Keys {
     /// a proving key (`zkstep prove` never needs it; MicroSpartan's costs
     /// seconds to derive).
     vk: OnceLock<VerifierKey>,
+    /// The checksum of the verifying key file (read from the proving key,
+    /// or computed from the verifier key on first use).
+    vk_checksum: OnceLock<[u8; 32]>,
     /// How the commitment key was made.
     pub params: ParamsKind,
 }
@@ -63,6 +66,16 @@ impl Keys {
         let (_, vk) = CompressedSnark::setup(&self.pp, self.pk.compression())
             .map_err(fold_err("compression keys"))?;
         Ok(self.vk.get_or_init(|| vk))
+    }
+
+    /// The checksum of these keys' verifying key file, which every proof
+    /// made with them names (the verifier refuses it under another key).
+    pub fn vk_checksum(&self) -> Result<[u8; 32]> {
+        if let Some(c) = self.vk_checksum.get() {
+            return Ok(*c);
+        }
+        let c = checksum_of(&verifying_key_bytes(self)?)?;
+        Ok(*self.vk_checksum.get_or_init(|| c))
     }
 
     /// The compression these keys prove with.
@@ -137,8 +150,15 @@ pub fn keygen_with(
         pp,
         pk,
         vk: OnceLock::from(vk),
+        vk_checksum: OnceLock::new(),
         params,
     })
+}
+
+/// The checksum an encoded key file carries.
+fn checksum_of(bytes: &[u8]) -> Result<[u8; 32]> {
+    files::envelope_checksum(bytes)
+        .ok_or_else(|| ProverError::Invalid("a key file shorter than its header".into()))
 }
 
 /// File names inside a keys directory.
@@ -178,16 +198,17 @@ pub fn write_keys(dir: &Path, keys: &Keys) -> Result<()> {
 pub fn write_keys_as(dir: &Path, keys: &Keys, replace: bool) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| ProverError::io(dir, e))?;
     let toml = keys.layout.spec.to_toml();
+    let vk = verifying_key_bytes(keys)?;
     let pk = ProvingKeyRef {
         spec_toml: &toml,
         rows: keys.layout.rows as u64,
         segments: keys.layout.segments as u64,
         pp: &keys.pp,
         pk: &keys.pk,
+        vk_checksum: checksum_of(&vk)?,
     };
     let bytes = files::encode(header(keys, FileKind::ProvingKey), &pk)
         .map_err(|e| ProverError::Invalid(e.to_string()))?;
-    let vk = verifying_key_bytes(keys)?;
     let (pk_path, vk_path) = (dir.join(PROVING_KEY_FILE), dir.join(VERIFYING_KEY_FILE));
     if replace {
         write_atomic(&pk_path, &bytes)?;
@@ -227,11 +248,10 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
         ));
     }
     files::check_tiling(p.rows, p.segments).map_err(|e| bad(e.to_string()))?;
-    let layout = Arc::new(Layout::with_segments(
-        &spec,
-        p.rows as usize,
-        p.segments as usize,
-    )?);
+    let layout = Arc::new(
+        Layout::with_segments(&spec, p.rows as usize, p.segments as usize)
+            .map_err(|e| bad(e.to_string()))?,
+    );
     // a key changed after keygen (re-sealed, so the checksum passes) would
     // give proofs that no verifier accepts: refuse it here, by name
     let corrupt = |why: String| bad(format!("proving key corrupt: {why}"));
@@ -259,6 +279,7 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
         pp: p.pp,
         pk: p.pk,
         vk: OnceLock::new(),
+        vk_checksum: OnceLock::from(p.vk_checksum),
         params: h.params,
     })
 }
@@ -459,6 +480,7 @@ pub fn prove(
     Ok((
         ProofPayload {
             statement,
+            vk_checksum: keys.vk_checksum()?,
             challenges: seg.first.challenges,
             num_folds: seg.num_folds,
             snark: seg.snark,
@@ -618,6 +640,7 @@ fn prove_steps(
     Ok((
         SegmentPayload {
             statement,
+            vk_checksum: keys.vk_checksum()?,
             first: FirstStep {
                 c_after: first.c_after,
                 c_batch: first.c_batch,

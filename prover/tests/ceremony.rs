@@ -173,4 +173,17 @@ fn proving_keys_read_back_and_their_tiling_is_bounded() {
         };
         assert!(e.contains("proving.key") && e.contains("out of range"), "{e}");
     }
+    // at the bound, and one past the widest layer: refused before a circuit
+    // of that many rows is built (2²⁰ rows would never finish building)
+    let widest = f.keys.layout.widest_layer();
+    for rows in [MAX_TILING, widest as u64 + 1] {
+        p.rows = rows;
+        p.segments = 1;
+        std::fs::write(&path, files::encode(h, &p).unwrap()).unwrap();
+        let e = match read_proving_key(&path) {
+            Ok(_) => panic!("rows {rows}: read"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("proving.key") && e.contains("more than the widest layer"), "{e}");
+    }
 }

@@ -41,6 +41,9 @@ pub struct VerifyingKey {
     pub vk: VerifierKey,
     /// How the commitment key was made.
     pub params: ParamsKind,
+    /// Its file's checksum ([`files::envelope_checksum`]): a proof names the
+    /// key it was made for, so a key changed in any byte refuses it.
+    pub checksum: [u8; 32],
 }
 
 /// A proof read from a file.
@@ -132,10 +135,13 @@ fn decode_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
     files::check_tiling(p.rows, p.segments).map_err(|e| VerifyError::Malformed(e.to_string()))?;
     let layout = Layout::with_segments(&spec, p.rows as usize, p.segments as usize)
         .map_err(|e| VerifyError::Malformed(e.to_string()))?;
+    let checksum = files::envelope_checksum(bytes)
+        .ok_or_else(|| VerifyError::Malformed("shorter than its header".into()))?;
     Ok(VerifyingKey {
         layout,
         vk: p.vk,
         params: h.params,
+        checksum,
     })
 }
 
@@ -155,7 +161,7 @@ pub fn verify(
     proof: &Proof,
     expected: Option<&Statement>,
 ) -> Result<(Statement, Duration), VerifyError> {
-    checked(vk, &proof.header, || {
+    checked(vk, &proof.header, &proof.payload.vk_checksum, || {
         zkstep_circuits::verify::verify_payload(
             &vk.layout,
             &vk.vk,
@@ -174,7 +180,7 @@ pub fn verify_segment(
     proof: &SegmentProof,
     expected: Option<&SegmentStatement>,
 ) -> Result<(SegmentStatement, Duration), VerifyError> {
-    checked(vk, &proof.header, || {
+    checked(vk, &proof.header, &proof.payload.vk_checksum, || {
         zkstep_circuits::verify::verify_segment_payload(
             &vk.layout,
             &vk.vk,
@@ -185,14 +191,23 @@ pub fn verify_segment(
     })
 }
 
-/// The header's params kind against the key's (the spec digest is checked
-/// by the payload's verification), then `f` under [`guard`], timed.
+/// The header's params kind against the key's and the key the proof was
+/// made for against this one (the spec digest is checked by the payload's
+/// verification), then `f` under [`guard`], timed.
 fn checked<T>(
     vk: &VerifyingKey,
     header: &Header,
+    made_for: &[u8; 32],
     f: impl FnOnce() -> Result<T, zkstep_circuits::verify::Rejection>,
 ) -> Result<(T, Duration), VerifyError> {
     let t = Instant::now();
+    if made_for != &vk.checksum {
+        return Err(VerifyError::Rejected(format!(
+            "the proof was made for another verifying key (it names the key file with checksum {}, this key file's is {})",
+            hex32(made_for),
+            hex32(&vk.checksum)
+        )));
+    }
     if header.params != vk.params {
         return Err(VerifyError::Rejected(format!(
             "the proof says it was made with {:?} params, the verifying key is {:?}",
@@ -203,6 +218,11 @@ fn checked<T>(
         f().map_err(|r| VerifyError::Rejected(r.0))
     })?;
     Ok((st, t.elapsed()))
+}
+
+/// 32 bytes as lowercase hex, `0x`-prefixed.
+fn hex32(b: &[u8; 32]) -> String {
+    format!("0x{}", b.iter().map(|x| format!("{x:02x}")).collect::<String>())
 }
 
 /// Check a ceremony key against a directory of `ppot_pruned_NN.ptau` files:

@@ -9,6 +9,8 @@
 //! fixture.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../../testing/within.rs"]
+mod within;
 #[path = "../../testing/ptau.rs"]
 mod ptau;
 use ptau::{ptau_dir, ptau_name};
@@ -144,6 +146,15 @@ fn a_dev_key_relabelled_ceremony_is_unchecked_without_ptau_and_rejected_with_it(
     };
     let vk = relabel("verifying.key", FileKind::VerifyingKey);
     let proof = relabel("proof.zkstep", FileKind::Proof);
+    // the proof names the key it was made for: relabelling the key alone is
+    // refused; a forger names the relabelled key in the proof as well
+    let (rc, _, err) = verify_bin(&[p("--vk"), &vk, p("--proof"), &proof]);
+    assert!(rc == 1 && err.contains("another verifying key"), "{err}");
+    let vk_sum = files::envelope_checksum(&std::fs::read(&vk).unwrap()).unwrap();
+    let (h, mut payload): (Header, files::ProofPayload) =
+        files::decode(&std::fs::read(&proof).unwrap(), FileKind::Proof).unwrap();
+    payload.vk_checksum = vk_sum;
+    std::fs::write(&proof, files::encode(h, &payload).unwrap()).unwrap();
     let (rc, out, err) = verify_bin(&[p("--vk"), &vk, p("--proof"), &proof]);
     assert_eq!(rc, 0, "{err}");
     assert!(
@@ -221,6 +232,20 @@ fn unusable_ceremony_directories_are_errors_naming_them() {
     }
     std::fs::write(odd.join(ptau_name()), &b).unwrap();
     bad(&odd, "malformed");
+    // a FIFO named like a ceremony file (issue 30, finding 1): refused by its
+    // type, never opened (opening one waits for a writer forever); 30 s is a
+    // hang detector, not a timing (it takes milliseconds)
+    let fifo = tmp.path().join("fifo");
+    std::fs::create_dir(&fifo).unwrap();
+    assert!(Command::new("mkfifo").arg(fifo.join(ptau_name())).status().unwrap().success());
+    let o = within::output_within(
+        Command::new(env!("CARGO_BIN_EXE_zkstep-verify")).args([p("--vk"), &f.vk, p("--ptau"), &fifo]),
+        30,
+        "zkstep-verify --ptau with a FIFO",
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&ptau_name()) && err.contains("not a regular file"), "{err}");
 }
 
 #[test]

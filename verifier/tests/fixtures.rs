@@ -9,6 +9,10 @@
 )]
 
 use std::path::PathBuf;
+use zkstep_circuits::files;
+
+#[path = "../../testing/within.rs"]
+mod within;
 use std::process::Command;
 use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::format::{read_batch, read_checkpoint};
@@ -109,8 +113,15 @@ impl Bump for zkstep_verifier::Proof {
 
 #[test]
 fn proof_for_spec_a_is_rejected_by_spec_b_key() {
-    let vk_b = read_verifying_key(&bytes("other_verifying.key")).unwrap();
+    let mut vk_b = read_verifying_key(&bytes("other_verifying.key")).unwrap();
     let p = read_proof(&bytes("proof.zkstep")).unwrap();
+    // the proof names the key it was made for
+    match verify(&vk_b, &p, None) {
+        Err(VerifyError::Rejected(m)) => assert!(m.contains("another verifying key"), "{m}"),
+        other => panic!("expected rejection, got {:?}", other.map(|_| ())),
+    }
+    // and a key that claims to be that one is still another spec's
+    vk_b.checksum = p.payload.vk_checksum;
     match verify(&vk_b, &p, None) {
         Err(VerifyError::Rejected(m)) => assert!(m.contains("spec"), "{m}"),
         other => panic!("expected rejection, got {:?}", other.map(|_| ())),
@@ -206,6 +217,29 @@ fn binary_exit_codes_and_file_checks() {
         err.contains("REJECTED") && err.contains("batch_step_3.safetensors") && err.contains("for step 3"),
         "{err}"
     );
+    // files whose names are not UTF-8 (legal on Linux), with --json and
+    // without: accepted and reported, never a panic (issue 30, finding 3)
+    #[cfg(unix)]
+    for json in [true, false] {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = |n: &[u8]| dir.join(std::ffi::OsStr::from_bytes(n));
+        let (vk, proof, before) = (odd(b"vk\xff.key"), odd(b"proof\xff.zkstep"), odd(b"before\xff.safetensors"));
+        std::fs::copy(fx("verifying.key"), &vk).unwrap();
+        std::fs::copy(fx("proof.zkstep"), &proof).unwrap();
+        std::fs::copy(fx("before.safetensors"), &before).unwrap();
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_zkstep-verify"));
+        c.arg("--vk").arg(&vk).arg("--proof").arg(&proof).arg("--spec").arg(fx("spec.toml")).arg("--before").arg(&before);
+        if json {
+            c.arg("--json");
+        }
+        let o = c.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.code() == Some(0) && !err.contains("panicked"), "json {json}: {err}");
+        if json {
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(v["accepted"], true);
+        }
+    }
     // the after-checkpoint given as the before one
     let (rc, _, err) = with_spec(&["--before", &b1]);
     assert_eq!(rc, 1, "{err}");
@@ -312,4 +346,21 @@ fn segment_proof_binds_its_checkpoints_and_batches_in_order() {
         read_any_proof(&bytes("proof.zkstep")),
         Ok(AnyProof::Step(_))
     ));
+    // a crafted segment claiming 2³² steps (and as many folds), re-sealed:
+    // the binary rejects it without work that grows with the claim (issue
+    // 30, finding 11); 30 s is a hang detector, not a timing
+    let (h, mut crafted): (files::Header, files::SegmentPayload) =
+        files::decode(&bytes("segment.zkstep"), files::FileKind::SegmentProof).unwrap();
+    crafted.statement.steps = 1 << 32;
+    crafted.num_folds = crafted.num_folds / 2 * (1 << 32);
+    let path = tempfile_dir().join("claims_2_32_steps.zkstep");
+    std::fs::write(&path, files::encode(h, &crafted).unwrap()).unwrap();
+    let o = within::output_within(
+        Command::new(env!("CARGO_BIN_EXE_zkstep-verify")).arg("--vk").arg(fx("verifying.key")).arg("--proof").arg(&path),
+        30,
+        "a segment claiming 2^32 steps",
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("REJECTED"), "{err}");
 }

@@ -10,7 +10,7 @@ use crate::bench::render::{
 use crate::bench::{BenchConfig, BenchReport};
 use crate::error::{CliError, Result};
 use crate::util::{refuse_existing, set_msm};
-use zkstep_core::format::write_atomic;
+use zkstep_core::format::write_as;
 
 /// Run `zkstep bench`.
 pub fn run(a: BenchArgs) -> Result<()> {
@@ -60,15 +60,15 @@ fn write_outputs(report: &BenchReport, a: &BenchArgs) -> Result<()> {
     let cfg = &report.config;
     if let Some(p) = &a.json {
         let s = serde_json::to_string_pretty(report).map_err(CliError::encode("bench report"))?;
-        write_atomic(p, s.as_bytes())?;
+        write_as(p, s.as_bytes(), a.force)?;
         eprintln!("wrote {}", p.display());
     }
     if let Some(p) = &a.csv {
-        write_atomic(p, render_csv(&report.points)?.as_bytes())?;
+        write_as(p, render_csv(&report.points)?.as_bytes(), a.force)?;
         eprintln!("wrote {}", p.display());
     }
     if let Some(p) = &a.plot {
-        write_atomic(p, render_svg(report)?.as_bytes())?;
+        write_as(p, render_svg(report)?.as_bytes(), a.force)?;
         eprintln!("wrote {}", p.display());
     }
     if let Some(m) = &a.markdown {

@@ -14,7 +14,7 @@ use std::time::Instant;
 use zkstep_core::commit::commit_params;
 use zkstep_core::data::{make_batch, two_moons};
 use zkstep_core::fixed::to_real;
-use zkstep_core::format::{write_atomic, Dataset};
+use zkstep_core::format::{write_as, Dataset};
 use zkstep_core::model::seeded_salt;
 use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::spec::demo_spec;
@@ -139,7 +139,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         if let Some(d) = out_dir {
             // the verifying key is written with the proving key
             write_keys(&d.join(KEYS_DIR), &keys)?;
-            write_atomic(&d.join(proof_name(last)), &bytes)?;
+            write_as(&d.join(proof_name(last)), &bytes, a.force)?;
         }
         summary["proof"] = json!({"step": last, "bytes": bytes.len(), "folds": proof.num_folds, "constraints_per_fold": c1, "keygen_s": keygen_s,
             "witness_s": tm.witness_s, "fold_s": tm.fold_s, "compress_s": tm.compress_s, "verify_ms": verify_ms, "verified": verified.is_ok(), "params": "dev"});

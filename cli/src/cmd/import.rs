@@ -26,8 +26,13 @@ pub fn run(a: ImportArgs) -> Result<()> {
         print_json(&json!({"file": crate::util::path_json(&out), "quantisation": rep, "commitment": c, "step": ck.step}));
     } else {
         crate::outln!(
-            "quantised {} values at scale 10^9: max |error| {:.3e}, mean |error| {:.3e}\nwrote {} (step {})\ncommitment {c}",
+            "quantised {} values at scale 10^9{}: max |error| {:.3e}, mean |error| {:.3e}\nwrote {} (step {})\ncommitment {c}",
             rep.count,
+            if a.optimizer_state.is_some() && s.optimizer.adam().is_some() {
+                " (Adam's second moments v at 10^18)"
+            } else {
+                ""
+            },
             rep.max_abs_err,
             rep.mean_abs_err,
             out.display(),

@@ -5,8 +5,8 @@ use crate::args::InspectArgs;
 use crate::error::Result;
 use crate::util::{commitment_of, print_json};
 use serde_json::json;
-use zkstep_core::fixed::to_real;
-use zkstep_core::format::{self, Dtype, StFile, BATCH_FORMAT, CHECKPOINT_FORMAT};
+use zkstep_core::fixed::SCALE_SQ;
+use zkstep_core::format::{self, Dtype, StFile, ValueSpan, BATCH_FORMAT, CHECKPOINT_FORMAT};
 use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::ModelSpec;
 
@@ -19,28 +19,28 @@ pub fn run(a: InspectArgs) -> Result<()> {
     // (zkstep's files and fixed-point datasets carry `scale`); anything else
     // is shown exactly as stored
     let fixed_point = f.meta("scale") == Some(&zkstep_core::SCALE.to_string());
+    // Adam's second moments (`lN.vw`, `lN.vb` beside `lN.mw`) are stored at
+    // S² = 10¹⁸; momentum's velocity `v` (no `m` beside it) at S
+    let names = f.names();
+    let adam = f.meta("format") == Some(CHECKPOINT_FORMAT) && names.iter().any(|n| n.ends_with(".mw"));
+    let at_s2 = |name: &str| adam && (name.ends_with(".vw") || name.ends_with(".vb"));
     let mut tensors = vec![];
-    for name in f.names() {
+    for name in names {
         let (dtype, shape) = f.info(&name)?;
-        let (min, max) = if dtype == Dtype::I64 {
-            let v = f.i64_tensor(&name, &shape)?;
-            let (lo, hi) = (
-                v.iter().min().copied().unwrap_or(0),
-                v.iter().max().copied().unwrap_or(0),
-            );
-            if fixed_point {
-                (json!(to_real(lo)), json!(to_real(hi)))
-            } else {
-                (json!(lo), json!(hi))
+        let scale = if at_s2(&name) { SCALE_SQ as f64 } else { zkstep_core::SCALE as f64 };
+        let (min, max) = match f.value_range(&name)? {
+            Some(ValueSpan::Int(lo, hi)) if fixed_point => {
+                (json!(lo as f64 / scale), json!(hi as f64 / scale))
             }
-        } else {
-            let (_, v) = f.float_tensor(&name)?;
-            (
-                json!(v.iter().copied().fold(f64::INFINITY, f64::min)),
-                json!(v.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
-            )
+            Some(ValueSpan::Int(lo, hi)) => (json!(lo), json!(hi)),
+            Some(ValueSpan::Float(lo, hi)) => (json!(lo), json!(hi)),
+            None => (json!(null), json!(null)),
         };
-        tensors.push(json!({"name": name, "dtype": format!("{dtype:?}"), "shape": shape, "min": min, "max": max}));
+        let mut t = json!({"name": name, "dtype": format!("{dtype:?}"), "shape": shape, "min": min, "max": max});
+        if fixed_point && dtype == Dtype::I64 {
+            t["scale"] = json!(if at_s2(&name) { "1e18" } else { "1e9" });
+        }
+        tensors.push(t);
     }
     let mut meta: Vec<(String, String)> = f
         .metadata()
@@ -76,7 +76,11 @@ pub fn run(a: InspectArgs) -> Result<()> {
     crate::outln!(
         "  {}",
         if fixed_point {
-            "I64 values shown as reals (fixed point at scale 10^9, as the file's `scale` says)"
+            if adam {
+                "I64 values shown as reals (fixed point at scale 10^9, as the file's `scale` says; Adam's second moments v at 10^18)"
+            } else {
+                "I64 values shown as reals (fixed point at scale 10^9, as the file's `scale` says)"
+            }
         } else {
             "values shown as stored"
         }
@@ -100,10 +104,13 @@ pub fn run(a: InspectArgs) -> Result<()> {
     Ok(())
 }
 
-/// A value for the table: integers as stored, reals with six decimals.
+/// A value for the table: integers as stored, reals with six decimals (or
+/// six significant digits when small).
 fn show(v: &serde_json::Value) -> String {
     match (v.as_i64(), v.as_f64()) {
         (Some(i), _) => i.to_string(),
+        // a second moment at 10^18 is far below 10^-6: keep its digits
+        (None, Some(x)) if x != 0.0 && x.abs() < 1e-3 => format!("{x:.6e}"),
         (None, Some(x)) => format!("{x:.6}"),
         _ => String::new(),
     }

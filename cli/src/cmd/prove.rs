@@ -2,9 +2,9 @@
 
 use crate::args::ProveArgs;
 use crate::error::{CliError, Result};
-use crate::proving::{load_keys, prove_with_bar, report};
+use crate::proving::{check_before_writing, load_keys, prove_with_bar, report, Claim};
 use crate::util::{print_json, refuse_existing, set_msm};
-use zkstep_core::format::{read_batch, read_checkpoint, write_atomic, write_new};
+use zkstep_core::format::{read_batch, read_checkpoint, write_as};
 use zkstep_core::ModelSpec;
 use zkstep_prover::ivc::{check_step, proof_bytes};
 
@@ -28,13 +28,10 @@ pub fn run(a: ProveArgs) -> Result<()> {
     let keys = load_keys(&a.keys, &s)?;
     let (proof, t) = prove_with_bar(&keys, &b0, &b1, &bt, !a.json)?;
     let bytes = proof_bytes(&keys, &proof)?;
+    let check_s = check_before_writing(&keys, &a.keys, &bytes, Claim::Step(&proof.statement), a.no_check)?;
     // without --force, a proof another process wrote meanwhile is never replaced
-    if a.force {
-        write_atomic(&a.out, &bytes)?;
-    } else {
-        write_new(&a.out, &bytes)?;
-    }
-    let v = report(&proof, &t, bytes.len(), &a.out, a.json);
+    write_as(&a.out, &bytes, a.force)?;
+    let v = report(&proof, &t, check_s, bytes.len(), &a.out, a.json);
     if a.json {
         print_json(&v);
     }

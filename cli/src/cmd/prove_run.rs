@@ -12,7 +12,9 @@
 
 use crate::args::{ProveRunArgs, ProveSegmentArgs, RunProving};
 use crate::error::{CliError, Result};
-use crate::proving::{load_keys, prove_segment_with_bar, prove_with_bar, report, segment_report};
+use crate::proving::{
+    check_before_writing, load_keys, prove_segment_with_bar, prove_with_bar, report, segment_report, Claim,
+};
 use crate::run::{
     check_commitment, check_file_step, end_step, proof_name, segment_name, segment_statement,
     statement, RunLock, RunManifest, StepEntry, MANIFEST,
@@ -22,7 +24,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use zkstep_circuits::files::{self, FileKind, ProofPayload, SegmentPayload, Statement};
 use zkstep_core::commit::{commit_batch, commit_params};
-use zkstep_core::format::{read_batch, read_checkpoint, read_input, write_atomic, Input};
+use zkstep_core::format::{read_batch, read_checkpoint, read_input, write_as, Input};
 use zkstep_core::{Batch, Checkpoint, ModelSpec};
 use zkstep_prover::ivc::{proof_bytes, segment_proof_bytes, Keys};
 
@@ -38,16 +40,17 @@ fn existing_proof_verifies(
         return Ok(false);
     };
     let vk = keys.vk()?;
+    let made_for = keys.vk_checksum()?;
     use zkstep_circuits::verify::{verify_payload, verify_segment_payload};
     Ok(if unit.segment {
         let want = segment_statement(s, &keys.layout, mpath, unit.entries)?;
         files::decode::<SegmentPayload>(&bytes, FileKind::SegmentProof).is_ok_and(|(h, p)| {
-            verify_segment_payload(&keys.layout, vk, h.spec_digest, &p, Some(&want)).is_ok()
+            p.vk_checksum == made_for && verify_segment_payload(&keys.layout, vk, h.spec_digest, &p, Some(&want)).is_ok()
         })
     } else {
         let want = statement(s, mpath, &unit.entries[0])?;
         files::decode::<ProofPayload>(&bytes, FileKind::Proof).is_ok_and(|(h, p)| {
-            verify_payload(&keys.layout, vk, h.spec_digest, &p, Some(&want)).is_ok()
+            p.vk_checksum == made_for && verify_payload(&keys.layout, vk, h.spec_digest, &p, Some(&want)).is_ok()
         })
     })
 }
@@ -236,13 +239,19 @@ fn prove(a: Plan) -> Result<()> {
         let mut v = if u.segment {
             let (proof, t) = prove_segment_with_bar(&keys, &cps, &batches, !json)?;
             let bytes = segment_proof_bytes(&keys, &proof)?;
-            write_atomic(&path, &bytes)?;
-            segment_report(&proof, &t, bytes.len(), &path, json)
+            let want = segment_statement(&s, &keys.layout, &mpath, u.entries)?;
+            let check_s = check_before_writing(&keys, &r.keys, &bytes, Claim::Segment(&want), r.no_check)?;
+            // without --force, a proof another process wrote meanwhile is kept
+            write_as(&path, &bytes, r.force)?;
+            segment_report(&proof, &t, check_s, bytes.len(), &path, json)
         } else {
             let (proof, t) = prove_with_bar(&keys, &cps[0], &cps[1], &batches[0], !json)?;
             let bytes = proof_bytes(&keys, &proof)?;
-            write_atomic(&path, &bytes)?;
-            report(&proof, &t, bytes.len(), &path, json)
+            let want = statement(&s, &mpath, &u.entries[0])?;
+            let check_s = check_before_writing(&keys, &r.keys, &bytes, Claim::Step(&want), r.no_check)?;
+            // without --force, a proof another process wrote meanwhile is kept
+            write_as(&path, &bytes, r.force)?;
+            report(&proof, &t, check_s, bytes.len(), &path, json)
         };
         v["skipped"] = json!(false);
         out.push(v);

@@ -12,12 +12,18 @@ use zkstep_verifier::Statement;
 pub const SPEC: &str = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 2\noutputs = 3\nactivation = \"relu\"\n[[layers]]\ninputs = 3\noutputs = 1\n";
 
 pub fn run(args: &[&str]) -> (bool, String, String) {
+    let (code, out, err) = run_code(args);
+    (code == Some(0), out, err)
+}
+
+/// [`run`] with the exit code (None: killed by a signal).
+pub fn run_code(args: &[&str]) -> (Option<i32>, String, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_zkstep"))
         .args(args)
         .output()
         .unwrap();
     (
-        o.status.success(),
+        o.status.code(),
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
