@@ -2,7 +2,9 @@
 //! spec with named constraints and group them by namespace (indices folded,
 //! first `depth` levels), with non-zeros, per fold and per weight.
 //!
-//!     cargo run --release -p zkstep-circuits --example breakdown -- WIDTH BATCH [DEPTH] [ROWS]
+//!     cargo run --release -p zkstep-circuits --example breakdown -- WIDTH BATCH [DEPTH] [ROWS] [OPTIMIZER]
+//!
+//! OPTIMIZER: sgd (default), momentum, adam or adamw, as `zkstep bench` sets them.
 
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::test_shape_cs::TestShapeCS;
@@ -13,8 +15,17 @@ use zkstep_circuits::{Layout, TileCircuit};
 use zkstep_core::{Fr, ModelSpec};
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
+    let mut words: Vec<String> = std::env::args().skip(1).collect();
+    let optimizer = match words.get(4).map(String::as_str) {
+        None | Some("sgd") => "lr = 0.01",
+        Some("momentum") => "kind = \"momentum\"\nlr = 0.01\nmu = 0.9",
+        Some("adam") => "kind = \"adam\"",
+        Some("adamw") => "kind = \"adamw\"",
+        Some(o) => panic!("OPTIMIZER: sgd, momentum, adam or adamw, not {o}"),
+    };
+    words.truncate(4);
+    let args: Vec<usize> = words
+        .iter()
         .map(|a| a.parse().expect("numbers: WIDTH BATCH [DEPTH] [ROWS]"))
         .collect();
     let (width, batch) = (
@@ -22,7 +33,7 @@ fn main() {
         args.get(1).copied().unwrap_or(8),
     );
     let depth = args.get(2).copied().unwrap_or(3);
-    let toml = format!("batch_size = {batch}\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = {width}\noutputs = {width}\n");
+    let toml = format!("batch_size = {batch}\n[optimizer]\n{optimizer}\n[[layers]]\ninputs = {width}\noutputs = {width}\n");
     let spec = ModelSpec::from_toml_str(&toml).expect("a valid spec");
     let layout = match args.get(3) {
         Some(&r) => Layout::new(&spec, r).expect("a layout"),

@@ -30,8 +30,10 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// challenge drawn from every fold's committed first phase; 10: the
 /// secondary's verifier key written as its shape and uncompressed key, the
 /// checksum SHA-256; 11: the proving key's commitment keys uncompressed;
-/// 12: ρ drawn from the committed first phases like α, no transcript T).
-pub const FILE_VERSION: u32 = 13;
+/// 12: ρ drawn from the committed first phases like α, no transcript T;
+/// 13: proofs name their verifying key's checksum; 14: two-sided range
+/// checks on whole limbs — keys of 13 are for another circuit).
+pub const FILE_VERSION: u32 = 14;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

@@ -608,6 +608,75 @@ fn a_segment_of_steps_chains_and_rejects_what_it_does_not_prove() {
     }
 }
 
+/// A segment whose second step was taken under another c₂ (Adam's 1/√bc₂,
+/// 1% larger), every element of it recomputed under that c₂ and the step
+/// after it chained from the result: every fold holds, so only the
+/// segment's chain of Adam constants tells it from the steps its statement
+/// names, and that chain rejects it (issue 30, finding 12).
+#[test]
+fn a_step_under_another_c2_is_caught_by_the_segment_chain_alone() {
+    use zkstep_core::optim::adam::{adam_element, AdamState};
+    use zkstep_core::optim::UpdateTrace;
+    use zkstep_core::poseidon::fr_from_i128;
+    let toml = TWO_LAYER.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1");
+    let spec = zkstep_core::ModelSpec::from_toml_str(&toml).unwrap();
+    let h = spec.optimizer.adam().unwrap();
+    let edit = |s: usize, before: &zkstep_core::Checkpoint, tr: &mut zkstep_core::StepTrace| {
+        if s != 1 {
+            return None;
+        }
+        let mut k = None;
+        for (l, bw) in tr.backward.iter_mut().enumerate() {
+            let UpdateTrace::Adam(a) = &mut bw.update else {
+                panic!("an Adam spec");
+            };
+            a.step.c2 += a.step.c2 / 100;
+            k = Some(a.step);
+            let lp = &before.layers[l];
+            let (m, v) = (&lp.state[0], &lp.state[1]);
+            let new = &mut tr.after.layers[l];
+            let el = |theta: i64, m: i64, v: i64, g: i128| {
+                let st = AdamState {
+                    theta: theta as i128,
+                    m: m as i128,
+                    v: v as i128,
+                };
+                adam_element(&h, &a.step, spec.rounding, st, g).unwrap()
+            };
+            for e in 0..a.w.len() {
+                let t = el(lp.w.data[e], m.w.data[e], v.w.data[e], a.dw[e] as i128);
+                (new.w.data[e], new.state[0].w.data[e], new.state[1].w.data[e]) =
+                    (t.theta as i64, t.m as i64, t.v as i64);
+                a.w[e] = t;
+            }
+            for j in 0..a.b.len() {
+                let t = el(lp.b[j], m.b[j], v.b[j], bw.db_acc[j]);
+                (new.b[j], new.state[0].b[j], new.state[1].b[j]) =
+                    (t.theta as i64, t.m as i64, t.v as i64);
+                a.b[j] = t;
+            }
+        }
+        k.map(|k| (fr_from_i128(k.k1), fr_from_i128(k.c2)))
+    };
+    let honest = segment(&toml, 2, 7, 3);
+    let forged = segment_with(&toml, 2, 7, 3, &edit);
+    assert_ne!(forged.openings[1].adam.1, honest.openings[1].adam.1);
+    assert_eq!(forged.openings[1].adam.0, honest.openings[1].adam.0, "k₁ unchanged");
+    assert_ne!(
+        forged.end.layers[0].w.data, honest.end.layers[0].w.data,
+        "the other c₂ moved the weights"
+    );
+    let zn = run_all(&forged.layout, &forged.witnesses, &forged.z0)
+        .expect("every fold of the forged segment holds");
+    let cb = forged.c_batches();
+    assert_eq!(
+        forged
+            .layout
+            .check_final_state(&forged.expected_final(&cb, 0, 3), &zn),
+        Err(FinalStateError::Slot("segment's Adam constants"))
+    );
+}
+
 #[test]
 fn lookup_multiplicities_must_count_the_steps_queries() {
     for toml in [

@@ -1,7 +1,8 @@
 //! The error type of the `zkstep` CLI: one enum for the whole crate.
 //!
 //! Every message names the file (or flag) and the problem; `main` prints it
-//! after `error: ` and exits with status 1.
+//! after `error: ` and exits with [`CliError::exit_code`]: 1 where a claim
+//! was checked and is false, 2 where the command could not do its work.
 
 use std::path::PathBuf;
 use zkstep_core::CoreError;
@@ -311,6 +312,22 @@ pub enum CliError {
 }
 
 impl CliError {
+    /// The exit status, the same rule as `zkstep-verify`'s: **1** when a
+    /// claim was checked and is false (`verify-run` found a problem or the
+    /// key is for another spec; `prove` was handed an after-checkpoint the
+    /// declared step does not give), **2** for everything else: input that
+    /// cannot be used (a malformed, missing or hostile file, a file that
+    /// would be overwritten, a corrupt key), a usage error, or what this
+    /// machine refuses (memory, I/O); the message says which.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::RunRejected { .. }
+            | CliError::KeyForAnotherSpec { .. }
+            | CliError::Prover(ProverError::NotTheStep(_)) => 1,
+            _ => 2,
+        }
+    }
+
     /// An I/O error on `path`.
     pub fn io(path: &std::path::Path, source: std::io::Error) -> Self {
         CliError::Io {

@@ -10,7 +10,9 @@
 //! - [`error`]: [`CliError`], the one error type.
 //!
 //! Every failure prints `error: …` naming the file and the problem and exits
-//! with status 1 (clap's usage errors exit with 2); nothing here panics on
+//! with status 1 when a claim was checked and is false, 2 for anything else
+//! (bad input, usage, what the machine refuses; clap's usage errors exit
+//! with 2 too; [`CliError::exit_code`]); nothing here panics on
 //! user input, and nothing of the user's is overwritten without `--force`.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 

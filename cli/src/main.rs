@@ -1,5 +1,6 @@
 //! The `zkstep` binary: parse the command line, keep stdout clean, run the
-//! subcommand, report an error as `error: …` with exit status 1.
+//! subcommand, report an error as `error: …` with exit status 1 (a claim
+//! checked and false) or 2 (anything else; `CliError::exit_code`).
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -13,7 +14,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -148,7 +148,7 @@ fn bad_report_and_markdown_files_are_clear_errors() {
     std::fs::write(&bad, "{\"points\": 3").unwrap();
     let o = zkstep(&["bench", "--from-json", bad.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains("bad.json") && err.contains("not a zkstep bench report"),
         "{err}"
@@ -160,7 +160,7 @@ fn bad_report_and_markdown_files_are_clear_errors() {
     std::fs::write(&md, "# no markers\n").unwrap();
     let o = bench_w8(&["--markdown", md.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("plain.md") && err.contains("markers"), "{err}");
     assert!(
         !err.contains("[1/1]"),
@@ -172,7 +172,7 @@ fn bad_report_and_markdown_files_are_clear_errors() {
     let keep = dir.path().join("keep.csv");
     std::fs::write(&keep, "mine").unwrap();
     let o = bench_w8(&["--csv", keep.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&keep).unwrap(), "mine");
 }
 

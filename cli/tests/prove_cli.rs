@@ -100,8 +100,9 @@ fn three_chained_steps_prove_and_verify() {
         }
     }
     // `zkstep prove` with the given spec and files, writing bad.zkstep
+    // (its exit code: 1 for a false claim, 2 for input it cannot use)
     let prove_bad = |spec: &str, before: &str, after: &str, batch: &str| {
-        run(&[
+        run_code(&[
             "prove",
             "--spec",
             &p(spec),
@@ -201,8 +202,8 @@ fn three_chained_steps_prove_and_verify() {
     ];
     for (what, edit, want) in cases {
         edit();
-        let (ok, _, err) = verify_run();
-        assert!(!ok, "{what}: accepted");
+        let (code, _, err) = verify_run_code(d.path());
+        assert_eq!(code, Some(1), "{what}: a rejection exits 1: {err}");
         for w in want {
             assert!(err.contains(w), "{what}: {err}");
         }
@@ -215,44 +216,44 @@ fn three_chained_steps_prove_and_verify() {
     let mut m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
     m["steps"] = serde_json::json!([]);
     std::fs::write(&mpath, serde_json::to_vec(&m).unwrap()).unwrap();
-    let (ok, out, err) = verify_run();
-    assert!(!ok && !out.contains("ACCEPTED"), "{out}{err}");
+    let (code, out, err) = verify_run_code(d.path());
+    assert!(code == Some(2) && !out.contains("ACCEPTED"), "{out}{err}");
     assert!(err.contains("run.json") && err.contains("lists no steps"), "{err}");
     std::fs::write(&mpath, &manifest).unwrap();
     // prove: an after-checkpoint that is not the declared step
-    let (ok, _, err) = prove_bad(
+    let (code, _, err) = prove_bad(
         "spec.toml",
         "run/ckpt_0.safetensors",
         "run/ckpt_2.safetensors",
         "run/batch_0.safetensors",
     );
-    assert!(!ok);
+    assert_eq!(code, Some(1), "a false claim: {err}");
     assert!(
         err.contains("differs from the declared step at layer"),
         "{err}"
     );
     assert!(!d.path().join("bad.zkstep").exists());
     // prove: a batch of another step
-    let (ok, _, err) = prove_bad(
+    let (code, _, err) = prove_bad(
         "spec.toml",
         "run/ckpt_0.safetensors",
         "run/ckpt_1.safetensors",
         "run/batch_1.safetensors",
     );
-    assert!(!ok);
+    assert_eq!(code, Some(2), "bad input: {err}");
     assert!(
         err.contains("batch_1.safetensors") && err.contains("step 1"),
         "{err}"
     );
     // prove: keys of another spec
     std::fs::write(p("other.toml"), SPEC.replace("lr = 0.1", "lr = 0.3")).unwrap();
-    let (ok, _, err) = prove_bad(
+    let (code, _, err) = prove_bad(
         "other.toml",
         "run/ckpt_0.safetensors",
         "run/ckpt_1.safetensors",
         "run/batch_0.safetensors",
     );
-    assert!(!ok);
+    assert_eq!(code, Some(2), "bad input: {err}");
     assert!(
         err.contains("ckpt_0.safetensors") || err.contains("another spec"),
         "{err}"
@@ -314,7 +315,7 @@ fn corrupt_keys_racing_provers_and_gapped_runs_through_the_binary() {
         b[at] ^= 1;
         std::fs::write(p("bad/proving.key"), files::seal(h, &b)).unwrap();
         let (code, _, err) = run_code(&args(&prove_args("bad", "x.zkstep")));
-        assert_eq!(code, Some(1), "{from_end}: {err}");
+        assert_eq!(code, Some(2), "{from_end}: {err}");
         assert!(
             err.contains("bad/proving.key") && err.contains("proving key corrupt") && err.contains("nothing was written"),
             "{from_end}: {err}"
@@ -338,8 +339,8 @@ fn corrupt_keys_racing_provers_and_gapped_runs_through_the_binary() {
         .collect();
     let outs: Vec<_> = kids.into_iter().map(|k| k.wait_with_output().unwrap()).collect();
     let codes: Vec<_> = outs.iter().map(|o| o.status.code()).collect();
-    assert!(codes.contains(&Some(0)) && codes.contains(&Some(1)), "{codes:?}");
-    let loser = outs.iter().find(|o| o.status.code() == Some(1)).unwrap();
+    assert!(codes.contains(&Some(0)) && codes.contains(&Some(2)), "{codes:?}");
+    let loser = outs.iter().find(|o| o.status.code() == Some(2)).unwrap();
     let err = String::from_utf8_lossy(&loser.stderr);
     // refused before proving ("already exists") or at the end ("another process wrote it")
     assert!(

@@ -23,28 +23,48 @@ use zkstep_core::fixed::{Rounding, SCALE_I128};
 use zkstep_core::poseidon::fr_from_i128;
 use zkstep_core::softmax::{exp_coefficients, ExpTrace, EXP_DEGREE, EXP_MAX_SHIFT, LN2_FX};
 
-/// `r = ⌊√x⌋` for an x the caller has checked to lie in `[0, 2^x_bits)`
-/// (`x_bits ≤ 200`): r has h = ⌈x_bits/2⌉ bits (`…/r_range`), the slack
-/// `t = x − r²` is ≥ 0 (`…/r_sq_le_x`: r is not too high) and `t ≤ 2r`
-/// (`…/x_lt_next_sq`: x < (r + 1)², r is not too low), each in h + 1 bits.
-/// All values are below 2^(2h+2) ≪ p, so the field identities are the
-/// integer ones and r is unique. Cost: 3h + 6 constraints.
+/// `r = ⌊√x⌋` for an x the caller has checked to `|x| < 2^x_bits` (a
+/// negative x has no root that passes; `x_bits ≤ 200`), h = ⌈x_bits/2⌉: the slack `t = x − r²` is ≥ 0
+/// (`…/r_sq_le_x`: r is not too high) and `2r − t ≥ 0` (`…/x_lt_next_sq`:
+/// x < (r + 1)², r is not too low), each in w = h + 1 bits (or the range
+/// check's [`RangeCheck::two_sided_width`] of it). r needs no range check
+/// of its own: the two give `2r ≡ c` with c = t + (2r − t) < 2^(w+1); were
+/// c odd, r would be (c + p)/2 and `4t ≡ 4x − c²` (mod p), both sides far
+/// below p/2 in size, so `4t = 4x − c²` over ℤ and c² ≡ 0 (mod 4), which
+/// an odd c is not. So r = c/2 < 2^w, every value is far below p/2, the
+/// field identities are the integer ones `r² ≤ x < (r + 1)²`, and r (<
+/// 2^h) is unique. Cost: 2h + 5 constraints with bit decompositions.
 pub fn isqrt<CS: ConstraintSystem<Fr>, R: RangeCheck>(
-    mut cs: CS,
+    cs: CS,
     rc: &mut R,
     x: &Expr,
     x_bits: u32,
     r_val: Option<u128>,
 ) -> Result<AllocatedNum<Fr>> {
+    isqrt_fr(cs, rc, x, x_bits, r_val.map(Fr::from_u128))
+}
+
+/// [`isqrt`] with the root's witness as a field element (a forger's root
+/// need not be an integer).
+pub(crate) fn isqrt_fr<CS: ConstraintSystem<Fr>, R: RangeCheck>(
+    mut cs: CS,
+    rc: &mut R,
+    x: &Expr,
+    x_bits: u32,
+    r_val: Option<Fr>,
+) -> Result<AllocatedNum<Fr>> {
     assert!(x_bits <= 200, "isqrt of a value over 200 bits");
     let h = x_bits.div_ceil(2).max(1);
-    let r = alloc(cs.namespace(|| "r"), r_val.map(Fr::from_u128))?;
-    rc.bits(cs.namespace(|| "r_range"), &var(&r), h)?;
+    let r = alloc(cs.namespace(|| "r"), r_val)?;
     let rr = mul(cs.namespace(|| "r_sq"), &var(&r), &var(&r))?;
     let t = sub(x, &var(&rr));
-    rc.bits(cs.namespace(|| "r_sq_le_x"), &t, h + 1)?;
+    // 0 ≤ t ≤ 2r from both sides (2r < 2^(h+1))
+    let w = rc.two_sided_width(h + 1);
+    // the argument above needs c² and 4x far below p/2: 2w + 2 < 253
+    assert!(w <= 125, "isqrt: slack width {w} too wide for an unchecked root");
+    rc.bits(cs.namespace(|| "r_sq_le_x"), &t, w)?;
     let room = sub(&scale(&var(&r), Fr::from(2u64)), &t);
-    rc.bits(cs.namespace(|| "x_lt_next_sq"), &room, h + 1)?;
+    rc.bits(cs.namespace(|| "x_lt_next_sq"), &room, w)?;
     Ok(r)
 }
 
@@ -70,9 +90,10 @@ pub fn div_rem<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     let q = alloc(cs.namespace(|| "q"), q_val.map(fr_from_i128))?;
     rc.signed(cs.namespace(|| "q_range"), &var(&q), q_bits)?;
     let r = alloc(cs.namespace(|| "r"), r_val.map(fr_from_i128))?;
-    rc.bits(cs.namespace(|| "r_ge_0"), &var(&r), d_bits)?;
+    let w = rc.two_sided_width(d_bits);
+    rc.bits(cs.namespace(|| "r_ge_0"), &var(&r), w)?;
     let below = sub(&sub(d, &cst::<CS>(Fr::ONE)), &var(&r));
-    rc.bits(cs.namespace(|| "r_lt_d"), &below, d_bits)?;
+    rc.bits(cs.namespace(|| "r_lt_d"), &below, w)?;
     enforce_mul(cs.namespace(|| "div"), &var(&q), d, &sub(n, &var(&r)));
     Ok((q, r))
 }
@@ -293,10 +314,14 @@ mod tests {
     }
 
     fn run_isqrt(x: u128, r: u128) -> Outcome {
+        run_isqrt_fr(x, Fr::from_u128(r))
+    }
+
+    fn run_isqrt_fr(x: u128, r: Fr) -> Outcome {
         let mut cs = TestConstraintSystem::<Fr>::new();
         let xa = alloc(cs.namespace(|| "x"), Some(Fr::from_u128(x))).unwrap();
         let bits = 100;
-        isqrt(
+        isqrt_fr(
             cs.namespace(|| "sqrt"),
             &mut BitDecomposition,
             &var(&xa),
@@ -324,7 +349,7 @@ mod tests {
             let r = native_isqrt(x);
             let (ok, which, cost) = run_isqrt(x, r);
             assert!(ok, "x {x}: {which:?}");
-            assert_eq!(cost, 3 * 50 + 6);
+            assert_eq!(cost, 2 * 50 + 5);
             if r > 0 {
                 let (ok, which, _) = run_isqrt(x, r - 1);
                 assert!(!ok, "x {x}: root one too low accepted");
@@ -337,12 +362,16 @@ mod tests {
             }
             let (ok, which, _) = run_isqrt(x, r + 1);
             assert!(!ok, "x {x}: root one too high accepted");
-            // (at x = 2¹⁰⁰ − 1, r + 1 = 2⁵⁰ is already past r's bits)
-            let which = which.unwrap();
-            assert!(
-                which.contains("r_sq_le_x") || which.contains("r_range"),
-                "{which}"
-            );
+            assert!(which.unwrap().contains("r_sq_le_x"));
+            // a root that is no integer: r* = (c + p)/2 = c/2 in the field,
+            // for the odd c next to 2r, so that 2r* ≡ c is as small as an
+            // honest 2r; its square is no small integer, and t fails
+            for c in [2 * r + 1, 2 * r.max(1) - 1] {
+                let half = Fr::from_u128(c) * Fr::from(2u64).invert().unwrap();
+                let (ok, which, _) = run_isqrt_fr(x, half);
+                assert!(!ok, "x {x}: root (c + p)/2, c = {c}, accepted");
+                assert!(which.unwrap().contains("r_sq_le_x"), "x {x} c {c}");
+            }
         }
     }
 

@@ -19,6 +19,10 @@ use nova_snark::frontend::ConstraintSystem;
 use std::sync::{Arc, Mutex};
 use zkstep_core::lookup::{limbs, narrow_top, small};
 
+/// The widest check [`RangeCheck::two_sided_width`] widens to: both sides
+/// stay far below the field's modulus (2²⁵⁴).
+const TWO_SIDED_MAX: u32 = 250;
+
 /// A count of how often each table value was looked up (what a prover
 /// needs to know a step's multiplicities); shared by the folds it tallies.
 pub type Tally = Arc<Mutex<Vec<u64>>>;
@@ -70,6 +74,16 @@ impl LogUp {
 }
 
 impl RangeCheck for LogUp {
+    /// Whole limbs: a 30-bit pair costs 2 + 2 queries, not 3 + 3.
+    fn two_sided_width(&self, bits: u32) -> u32 {
+        let w = bits.div_ceil(self.limb) * self.limb;
+        if w <= TWO_SIDED_MAX {
+            w
+        } else {
+            bits
+        }
+    }
+
     fn bits<CS: ConstraintSystem<Fr>>(&mut self, mut cs: CS, e: &Expr, bits: u32) -> Result<()> {
         assert!(
             bits > 0 && bits <= 250,
@@ -257,6 +271,92 @@ mod tests {
         // a multiplicity off by one
         let (_, _, balanced) = run(&[(Fr::from(7u64), 32)], 64, |_| {}, |m| m[7] += 1);
         assert!(!balanced);
+    }
+
+    /// Satisfied, the first failing constraint and the queries of `body`
+    /// run with lookups.
+    fn with_logup(
+        body: impl FnOnce(&mut TestConstraintSystem<Fr>, &mut LogUp),
+    ) -> (bool, Option<String>, Vec<Expr>) {
+        let mut cs = TestConstraintSystem::<Fr>::new();
+        let mut rc = LogUp::new(16, None);
+        body(&mut cs, &mut rc);
+        (cs.is_satisfied(), cs.which_is_unsatisfied().map(String::from), rc.into_queries())
+    }
+
+    /// Pairs that bound a value from both sides use whole limbs (issue 26):
+    /// `below(S)` costs 2 + 2 queries instead of 3 + 3 and still admits
+    /// exactly [0, S): a value one past, or inside the widened window
+    /// (2³⁰ ≤ r < 2³²), or −1 fails; the edges pass with every query in T.
+    /// The same for a division's remainder (65 → 80 bits) and a root's
+    /// slack (33 → 48 bits), each one off either way.
+    #[test]
+    fn two_sided_pairs_on_whole_limbs_pin_the_same_interval() {
+        use crate::arith::{div_rem, isqrt};
+        use ff::PrimeField;
+        let in_table = |qs: &[Expr]| qs.iter().all(|q| small(&q.get_value().unwrap()).is_some_and(|v| v < 1 << 16));
+        let s: i128 = 1_000_000_000;
+        assert_eq!(LogUp::new(16, None).two_sided_width(30), 32);
+        assert_eq!(LogUp::new(16, None).two_sided_width(65), 80);
+        assert_eq!(LogUp::new(16, None).two_sided_width(249), 249);
+        for (v, good) in [(0, true), (s - 1, true), (s, false), ((1 << 30) + s, false), ((1 << 32) - 1, false), (-1, false)] {
+            let (ok, which, qs) = with_logup(|cs, rc| {
+                let a = alloc(cs.namespace(|| "a"), Some(fr_from_i128(v))).unwrap();
+                rc.below(cs.namespace(|| "rem"), &var(&a), s as u128).unwrap();
+            });
+            assert_eq!(qs.len(), 4, "{v}");
+            assert_eq!(ok, good, "{v}: {which:?}");
+            if good {
+                assert!(in_table(&qs), "{v}");
+            } else {
+                assert!(which.unwrap().contains("recompose"), "{v}");
+            }
+        }
+        // n = q·d + r with d of 65 bits: r = d − 1 and 5 pass; r = d (q − 1),
+        // r = d + 5 (q − 1) and r = 5 − d (q + 1) fail
+        let d: i128 = (1 << 64) + 12345;
+        for (n, q, r, good) in [
+            (7 * d + 5, 7, 5, true),
+            (8 * d - 1, 7, d - 1, true),
+            (7 * d, 6, d, false),
+            (7 * d + 5, 6, d + 5, false),
+            (7 * d + 5, 8, 5 - d, false),
+        ] {
+            let (ok, which, qs) = with_logup(|cs, rc| {
+                let nv = alloc(cs.namespace(|| "n"), Some(fr_from_i128(n))).unwrap();
+                let dv = alloc(cs.namespace(|| "d"), Some(fr_from_i128(d))).unwrap();
+                div_rem(cs.namespace(|| "div"), rc, &var(&nv), &var(&dv), 65, 64, Some(q), Some(r)).unwrap();
+            });
+            assert_eq!(ok, good, "q {q} r {r}: {which:?}");
+            assert_eq!(qs.len(), 4 + 5 + 5, "q, then 80 bits a side");
+            if !good {
+                assert!(which.unwrap().contains("recompose"));
+            }
+        }
+        // ⌊√x⌋ of a 64-bit x: the root, one lower, one higher
+        let x: u128 = (3_000_000_007u128 * 3_000_000_007) + 6_000_000_014; // (r + 1)² − 1
+        let r = 3_000_000_007u128;
+        for (root, good) in [(r, true), (r - 1, false), (r + 1, false)] {
+            let (ok, which, qs) = with_logup(|cs, rc| {
+                let xv = alloc(cs.namespace(|| "x"), Some(Fr::from_u128(x))).unwrap();
+                isqrt(cs.namespace(|| "sqrt"), rc, &var(&xv), 64, Some(root)).unwrap();
+            });
+            assert_eq!(ok, good, "root {root}: {which:?}");
+            assert_eq!(qs.len(), 3 + 3, "48 bits a side (the root needs no check of its own)");
+            if good {
+                assert!(in_table(&qs));
+            }
+        }
+        // a root that is no integer, (c + p)/2 for an odd c beside 2r: its
+        // 2r is as small as an honest one, its square is not
+        for c in [2 * r - 1, 2 * r + 1] {
+            let half = Fr::from_u128(c) * Fr::from(2u64).invert().unwrap();
+            let (ok, which, _) = with_logup(|cs, rc| {
+                let xv = alloc(cs.namespace(|| "x"), Some(Fr::from_u128(x))).unwrap();
+                crate::arith::isqrt_fr(cs.namespace(|| "sqrt"), rc, &var(&xv), 64, Some(half)).unwrap();
+            });
+            assert!(!ok && which.unwrap().contains("r_sq_le_x"), "c {c}");
+        }
     }
 
     #[test]

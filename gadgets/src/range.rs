@@ -120,10 +120,20 @@ pub trait RangeCheck {
         self.bits(cs, &shifted, bits)
     }
 
+    /// The width a pair of checks that bound a value from both sides should
+    /// use, at least `bits`: the cheapest this range check offers. Both
+    /// `a ∈ [0, 2^w)` and `c − a ∈ [0, 2^w)` hold, for a `c < 2^bits`, iff
+    /// `0 ≤ a ≤ c`, whatever w with `2^(w+1) < p` (neither side can wrap in
+    /// the field), so a wider w loses nothing and may cost less (a lookup's
+    /// top limb is then full and needs no second query).
+    fn two_sided_width(&self, bits: u32) -> u32 {
+        bits
+    }
+
     /// Enforce `0 ≤ e < bound` with both sides checked: a single
     /// ⌈log₂ bound⌉-bit check would admit `e ∈ [bound, 2^⌈log₂ bound⌉)`.
     fn below<CS: ConstraintSystem<Fr>>(&mut self, mut cs: CS, e: &Expr, bound: u128) -> Result<()> {
-        let nb = bit_len(bound - 1);
+        let nb = self.two_sided_width(bit_len(bound - 1));
         self.bits(cs.namespace(|| "r_ge_0"), e, nb)?;
         let upper = crate::expr::sub(&crate::expr::cst::<CS>(Fr::from_u128(bound - 1)), e);
         self.bits(cs.namespace(|| "r_lt_d"), &upper, nb)

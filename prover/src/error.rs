@@ -25,8 +25,12 @@ pub enum ProverError {
     /// The folding layer failed (keygen, folding, compression).
     #[error("folding: {0}")]
     Fold(String),
-    /// Input that cannot be proven (an after-checkpoint that is not the
-    /// declared step, a malformed key file) or a file that cannot be encoded.
+    /// The statement is false: the after-checkpoint is not what the
+    /// declared step gives from the before-checkpoint and the batch.
+    #[error("{0}")]
+    NotTheStep(String),
+    /// Input that cannot be proven (a malformed key file, a segment without
+    /// steps) or a file that cannot be encoded.
     #[error("{0}")]
     Invalid(String),
 }

@@ -384,12 +384,12 @@ pub fn check_step(
 ) -> Result<StepTrace> {
     let trace = step(spec, before, batch)?;
     if let Some(diff) = first_difference(spec.optimizer.state_names(), &trace.after, after) {
-        return Err(ProverError::Invalid(format!(
+        return Err(ProverError::NotTheStep(format!(
             "the after-checkpoint differs from the declared step at {diff}"
         )));
     }
     if after.step != before.step + 1 {
-        return Err(ProverError::Invalid(format!(
+        return Err(ProverError::NotTheStep(format!(
             "the after-checkpoint is step {}, expected step {}",
             after.step,
             before.step + 1

@@ -222,6 +222,10 @@ impl<R: RangeCheck> RangeCheck for Phase1Only<R> {
         self.0.signed(cs, e, bits)
     }
 
+    fn two_sided_width(&self, bits: u32) -> u32 {
+        self.0.two_sided_width(bits)
+    }
+
     fn below<C: ConstraintSystem<Fr>>(&mut self, cs: C, e: &Expr, bound: u128) -> Result<(), SynthesisError> {
         Self::refuse_late()?;
         self.0.below(cs, e, bound)

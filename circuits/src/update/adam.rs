@@ -27,9 +27,9 @@ use zkstep_core::optim::adam::{AdamHyper, AdamLayerTrace, AdamTrace};
 use zkstep_core::poseidon::fr_from_i128;
 use zkstep_core::StateTensor;
 use zkstep_gadgets::arith::{div_rem, isqrt};
-use zkstep_gadgets::expr::{add, cst, enforce_eq, mul, scale, sub, var, zero, Expr, Fr};
+use zkstep_gadgets::expr::{add, alloc, cst, enforce_eq, mul, scale, sub, var, zero, Expr, Fr};
 use zkstep_gadgets::fixed::{alloc_stored, rescale_with_q};
-use zkstep_gadgets::range::RangeCheck;
+use zkstep_gadgets::range::{bit_len, RangeCheck};
 
 /// One element's Adam witness: the state before and the native trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +86,7 @@ pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
             (wd, s)
         };
         let q_val = tr.map(|t| if h.decoupled { t.decay } else { t.l2 } as i64);
-        let q = alloc_stored(cs.namespace(|| "wd_q"), rc, q_val, bits)?;
+        let q = alloc_stored(cs.namespace(|| "wd_q"), rc, q_val, decay_bits(c, d, bits))?;
         rescale_with_q(
             cs.namespace(|| "wd"),
             rc,
@@ -139,12 +139,12 @@ pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
 
     // den = rescale_S(root·c₂) + ε
     let rc2 = mul(cs.namespace(|| "root_c2"), &var(&root), c2)?;
-    let den_q = alloc_stored(
+    let den_q_bits = den_q_bits(bits);
+    let den_q = alloc(
         cs.namespace(|| "den_q"),
-        rc,
-        tr.map(|t| (t.den - h.eps_fx as i128) as i64),
-        bits,
+        tr.map(|t| f(t.den - h.eps_fx as i128)),
     )?;
+    rc.bits(cs.namespace(|| "den_q_range"), &var(&den_q), den_q_bits)?;
     rescale_with_q(
         cs.namespace(|| "den_rescale"),
         rc,
@@ -163,12 +163,14 @@ pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         Rounding::HalfUp => add(&twice, &den),
         Rounding::Floor => twice,
     };
+    // 2·den ≤ 2·(2^den_q_bits − 1 + ε)
+    let two_den_max = 2 * ((1u128 << den_q_bits) - 1 + h.eps_fx as u128);
     let (delta, _) = div_rem(
         cs.namespace(|| "delta"),
         rc,
         &num,
         &two_den,
-        bits + 1,
+        bit_len(two_den_max),
         bits,
         tr.map(|t| t.delta),
         tr.map(|t| t.delta_rem),
@@ -182,6 +184,28 @@ pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         state: vec![var(&m), var(&v)],
         state_new: vec![var(&m_new), var(&v_new)],
     })
+}
+
+/// The width of `den_q = rescale_S(⌊√v'⌋·c₂)`, unsigned: the root is below
+/// 2^h (h = ⌈bits/2⌉, v' < 2^(bits−1)) and c₂ = rescale_{√bc₂}(S²) ≤
+/// S²/isqrt(S) + 1 < 2^45 at every step (bc₂ ≥ 1; the verifier supplies
+/// c₂), so den_q < 2^h·2^45/S + 1 < 2^(h+16). Capped at bits − 1, the
+/// non-negative half of the declared range that the executor requires of
+/// it, so the circuit accepts exactly the steps the executor does; at 64
+/// value bits 48 (three limbs) instead of a 64-bit signed check.
+pub fn den_q_bits(bits: u32) -> u32 {
+    (bits.div_ceil(2) + 16).min(bits - 1)
+}
+
+/// The signed width of the weight decay's quotient `rescale_d(c·θ)` for a θ
+/// of `bits` signed bits: |q| ≤ c·2^(bits−1)/d + 1, never wider than the
+/// declared range (which the executor requires of it, so both accept the
+/// same steps). AdamW's default (lr·λ = 10⁻⁵, d = S²) needs 48 bits.
+pub fn decay_bits(c: i128, d: i128, bits: u32) -> u32 {
+    let bound = (c.unsigned_abs())
+        .checked_mul(1u128 << (bits - 1))
+        .map(|n| n.div_ceil(d as u128) + 1);
+    bound.map_or(bits, |b| (bit_len(b) + 1).min(bits))
 }
 
 /// One weight's (or bias's) Adam values in a fold.
@@ -369,7 +393,6 @@ mod tests {
     use super::*;
     use nova_snark::frontend::test_cs::TestConstraintSystem;
     use zkstep_core::optim::adam::{adam_element as native, AdamState, AdamStep};
-    use zkstep_gadgets::expr::alloc;
     use zkstep_gadgets::range::BitDecomposition;
 
     /// Inputs [`synth`] allocates before the gadget's own variables.
@@ -473,7 +496,28 @@ mod tests {
                 // range check is what rejects it (issue 30, finding 12)
                 let s = SCALE_I128;
                 let wd_d = if decoupled { s * s } else { s };
-                let wrong: [(&str, &str, &Edit); 11] = [
+                // one past the narrowed widths (issue 26): den_q at
+                // 2^den_q_bits, the decay's quotient at 2^(w−1)
+                let dq = den_q_bits(64);
+                assert_eq!(dq, 48);
+                let (c, d) = if decoupled {
+                    (h.lr_fx as i128 * h.weight_decay_fx as i128, s * s)
+                } else {
+                    (h.weight_decay_fx as i128, s)
+                };
+                let wq = decay_bits(c, d, 64);
+                assert_eq!(wq, if decoupled { 48 } else { 58 });
+                let wrong: [(&str, &str, &Edit); 13] = [
+                    ("den_q = 2^48", "den_q_range", &move |w, _| {
+                        w.trace.den = (1 << dq) + h.eps_fx as i128;
+                    }),
+                    ("decay or L2 quotient one past its width", "wd_q/range", &move |w, _| {
+                        if decoupled {
+                            w.trace.decay = 1 << (wq - 1);
+                        } else {
+                            w.trace.l2 = 1 << (wq - 1);
+                        }
+                    }),
                     ("θ' + 1", "theta_new", &|_, th| *th += 1),
                     ("m' + 1", "m_rescale", &|w, _| w.trace.m += 1),
                     ("v' + 1", "v_rescale", &|w, _| w.trace.v += 1),
@@ -518,6 +562,35 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// [`den_q_bits`]' premise: c₂ < 2^45 at every step, largest where
+    /// bc₂ = 1 (β₂ = 1 − 10⁻⁹ at t = 1); there, with v' near the top of its
+    /// range, the honest element still fits.
+    #[test]
+    fn c2_stays_below_2_to_the_45_and_the_largest_denominator_fits() {
+        let mut h = AdamHyper::pytorch_default(false);
+        for rounding in [Rounding::HalfUp, Rounding::Floor] {
+            for t in [1u64, 2, 10, 1000, 1 << 20, 1 << 40] {
+                let k = AdamStep::at(&h, t, rounding).unwrap();
+                assert!(k.c2 < 1 << 45, "t {t}: {}", k.c2);
+            }
+        }
+        h.beta2_fx = 999_999_999;
+        for rounding in [Rounding::HalfUp, Rounding::Floor] {
+            let k = AdamStep::at(&h, 1, rounding).unwrap();
+            assert_eq!(k.bc2, 1);
+            assert!(k.c2 > 1 << 44 && k.c2 < 1 << 45, "{}", k.c2);
+        }
+        let st = AdamState {
+            theta: 1,
+            m: 5_000_000_000_000_000_000 / 2,
+            v: 9_000_000_000_000_000_000,
+        };
+        let (ok, which, _) = run(&h, 1, st, 0, &|w, _| {
+            assert!(w.trace.den - 1 > 1 << 45, "a large denominator: {}", w.trace.den);
+        });
+        assert!(ok, "{which:?}");
     }
 
     /// Every private variable of the element gadget is pinned (both variants).

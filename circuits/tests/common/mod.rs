@@ -213,6 +213,18 @@ pub struct Segment {
 }
 
 pub fn segment(toml: &str, rows: usize, seed: u64, k: usize) -> Segment {
+    segment_with(toml, rows, seed, k, &|_, _, _| None)
+}
+
+/// What [`segment_with`] lets a test change in step s: its trace, rebuilt
+/// from its before-checkpoint (the steps after it start from the changed
+/// after-checkpoint), and, when it returns them, the Adam constants its
+/// opening carries.
+pub type StepEdit<'a> = dyn Fn(usize, &Checkpoint, &mut zkstep_core::StepTrace) -> Option<(Fr, Fr)> + 'a;
+
+/// [`segment`], with each step's trace passed through `edit` before its
+/// witness is built: a forger's segment, every fold of which is satisfied.
+pub fn segment_with(toml: &str, rows: usize, seed: u64, k: usize, edit: &StepEdit<'_>) -> Segment {
     use zkstep_circuits::witness::NextStep;
     let spec = ModelSpec::from_toml_str(toml).unwrap();
     let layout = Arc::new(Layout::new(&spec, rows).unwrap());
@@ -220,8 +232,13 @@ pub fn segment(toml: &str, rows: usize, seed: u64, k: usize) -> Segment {
     let mut steps: Vec<(Vec<TileWitness>, zkstep_circuits::layout::StepOpening)> = vec![];
     for s in 0..k {
         let batch = case(toml, Some(rows), seed + 100 * s as u64 + 1).batch;
-        let trace = step(&spec, &cp, &batch).unwrap();
-        steps.push(build_step(&layout, &trace, &cp, &batch, test_rho()).unwrap());
+        let mut trace = step(&spec, &cp, &batch).unwrap();
+        let adam = edit(s, &cp, &mut trace);
+        let mut built = build_step(&layout, &trace, &cp, &batch, test_rho()).unwrap();
+        if let Some(a) = adam {
+            built.1.adam = a;
+        }
+        steps.push(built);
         cp = trace.after;
     }
     let openings: Vec<_> = steps.iter().map(|s| s.1).collect();

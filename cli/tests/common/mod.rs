@@ -96,8 +96,14 @@ pub fn trained_run(d: &std::path::Path, spec: &str, steps: u64) {
 
 /// `zkstep verify-run` of `d/run` with `d/keys/verifying.key`.
 pub fn verify_run(d: &std::path::Path) -> (bool, String, String) {
+    let (code, out, err) = verify_run_code(d);
+    (code == Some(0), out, err)
+}
+
+/// [`verify_run`] with the exit code.
+pub fn verify_run_code(d: &std::path::Path) -> (Option<i32>, String, String) {
     let p = |n: &str| -> String { d.join(n).display().to_string() };
-    run(&[
+    run_code(&[
         "verify-run",
         "--run",
         &p("run"),
