@@ -1092,7 +1092,7 @@ fn names_that_are_not_utf8_are_reported_not_a_panic() {
 
 /// `init` of a spec at the parameter limit under a 2 GiB address-space
 /// limit (`ulimit -v`) says up front how much memory its checkpoint needs
-/// and exits 1, instead of aborting when an allocation fails (issue 30,
+/// and exits 2, instead of aborting when an allocation fails (issue 30,
 /// finding 9); nothing is written.
 #[test]
 fn init_refuses_a_spec_that_does_not_fit_in_memory() {
@@ -1122,7 +1122,7 @@ fn init_refuses_a_spec_that_does_not_fit_in_memory() {
 }
 
 /// `keygen --ptau-dir` with a FIFO named like a ceremony file (issue 30,
-/// finding 1): refused by its type with exit 1, naming it, never opened
+/// finding 1): refused by its type with exit 2, naming it, never opened
 /// (opening a FIFO waits for a writer forever). 30 s is a hang detector,
 /// not a timing: it takes milliseconds.
 #[test]
@@ -1197,7 +1197,7 @@ fn a_killed_train_leaves_nothing_once_resumed() {
 
 /// A safetensors file whose header declares a 1 GiB tensor (sparse on disk),
 /// given to `inspect` and to `train --data` under a 1 GiB address-space
-/// limit: refused up front with the memory it would take, exit 1, instead
+/// limit: refused up front with the memory it would take, exit 2, instead
 /// of an allocation that aborts the process (issue 30, finding 9).
 #[test]
 fn a_file_declaring_more_than_fits_is_refused_with_the_figures() {

@@ -279,7 +279,7 @@ fn three_chained_steps_prove_and_verify() {
 /// writes, so a proving key changed on disk (re-sealed: the envelope's
 /// checksum passes and the read-time checks hold) is named "proving key
 /// corrupt" and nothing is written (finding 6); two provers racing to one
-/// `--out` leave one proof, the other exits 1 without replacing it (finding
+/// `--out` leave one proof, the other exits 2 without replacing it (finding
 /// 2); a manifest with a step taken out is refused with exit 1 (finding 4).
 #[test]
 fn corrupt_keys_racing_provers_and_gapped_runs_through_the_binary() {
