@@ -36,8 +36,8 @@ pub type E1 = nova_snark::provider::Bn256EngineKZG;
 pub type E2 = nova_snark::provider::GrumpkinEngine;
 /// Evaluation engine of the primary.
 pub type EE1 = nova_snark::provider::hyperkzg::EvaluationEngine<E1>;
-/// Evaluation engine of the secondary.
-pub type EE2 = nova_snark::provider::ipa_pc::EvaluationEngine<E2>;
+/// Evaluation engine of the secondary (nova-snark's IPA and its verifier, a faster prover).
+pub type EE2 = zkstep_fold::ipa::FastIpa<E2>;
 /// MicroSpartan (preprocessing Spartan) for the primary.
 pub type S1Pp = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EE1>;
 /// Spartan for the primary (the verifier reads the R1CS matrices).

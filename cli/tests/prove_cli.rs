@@ -1,5 +1,6 @@
-//! Proving through the `zkstep` binary: three consecutive steps of a run are
-//! proven by `prove-run`, each verifies (with the verifier crate and the
+//! Proving through the `zkstep` binary: four consecutive steps of a run are
+//! proven by `prove-run` (once per binary, `common::proved_run`; each test
+//! works on its own copy), each verifies (with the verifier crate and the
 //! written verifying key), and c_after(t) = c_before(t+1); a second
 //! `prove-run` skips them, and refuses to replace a proof file that is not
 //! its step's without `--force`; bad inputs to `prove` are clear errors.
@@ -62,25 +63,15 @@ fn adam_and_adamw_runs_prove_and_verify() {
 }
 
 #[test]
-fn three_chained_steps_prove_and_verify() {
+fn four_chained_steps_prove_and_verify() {
     let d = tempfile::tempdir().unwrap();
     let p = |n: &str| -> String { d.path().join(n).display().to_string() };
-    trained_run(d.path(), SPEC, 3);
-    let (ok, out, err) = keygen(d.path(), &["--json"]);
-    assert!(ok, "{err}");
-    let kv: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let made = proved_run(d.path());
+    let kv: serde_json::Value = serde_json::from_str(&made.keygen).unwrap();
     assert_eq!(kv["params"], "dev");
-    let (ok, out, err) = run(&[
-        "prove-run",
-        "--run",
-        &p("run"),
-        "--keys",
-        &p("keys"),
-        "--json",
-    ]);
-    assert!(ok, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["proofs"].as_array().unwrap().len(), 3);
+    let out = &made.prove_run;
+    let v: serde_json::Value = serde_json::from_str(out).unwrap();
+    assert_eq!(v["proofs"].as_array().unwrap().len(), 4);
     // each proof verifies against the manifest's statement; the steps chain
     let m: serde_json::Value =
         serde_json::from_slice(&std::fs::read(p("run/run.json")).unwrap()).unwrap();
@@ -159,10 +150,10 @@ fn three_chained_steps_prove_and_verify() {
     // verify-run: the whole run with only the verifying key
     let verify_run = || verify_run(d.path());
     let (ok, out, err) = verify_run();
-    assert!(ok && out.contains("ACCEPTED: 3 steps"), "{out}{err}");
+    assert!(ok && out.contains("ACCEPTED: 4 steps"), "{out}{err}");
     let proof = |t: usize| d.path().join(format!("run/proof_{t}.zkstep"));
-    let saved: Vec<Vec<u8>> = (0..3).map(|t| std::fs::read(proof(t)).unwrap()).collect();
-    let restore = || (0..3).for_each(|t| std::fs::write(proof(t), &saved[t]).unwrap());
+    let saved: Vec<Vec<u8>> = (0..4).map(|t| std::fs::read(proof(t)).unwrap()).collect();
+    let restore = || (0..4).for_each(|t| std::fs::write(proof(t), &saved[t]).unwrap());
     // a swapped pair, a missing step, a duplicate, a forged proof: each named
     type Case<'a> = (&'a str, &'a dyn Fn(), &'a [&'a str]);
     let cases: [Case; 4] = [
@@ -286,9 +277,7 @@ fn corrupt_keys_racing_provers_and_gapped_runs_through_the_binary() {
     use zkstep_circuits::files::{self, FileKind};
     let d = tempfile::tempdir().unwrap();
     let p = |n: &str| -> String { d.path().join(n).display().to_string() };
-    trained_run(d.path(), SPEC, 3);
-    let (ok, _, err) = keygen(d.path(), &[]);
-    assert!(ok, "{err}");
+    proved_run(d.path());
     let prove_args = |keys: &str, out: &str| -> Vec<String> {
         [
             "prove", "--spec", &p("spec.toml"), "--keys", &p(keys),
@@ -356,11 +345,9 @@ fn corrupt_keys_racing_provers_and_gapped_runs_through_the_binary() {
     let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
     let race = read_proof(&std::fs::read(p("race.zkstep")).unwrap()).unwrap();
     verify(&vk, &race, Some(&manifest_statement(&spec, &m["steps"][0], 0))).unwrap();
-    // finding 4: a manifest with its middle step taken out
-    let (ok, _, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys")]);
-    assert!(ok, "{err}");
+    // finding 4: a manifest with its second step taken out
     let (code, out, err) = run_code(&["verify-run", "--run", &p("run"), "--vk", &p("keys/verifying.key")]);
-    assert!(code == Some(0) && out.contains("ACCEPTED: 3 steps"), "{out}{err}");
+    assert!(code == Some(0) && out.contains("ACCEPTED: 4 steps"), "{out}{err}");
     let mut gapped = m.clone();
     gapped["steps"].as_array_mut().unwrap().remove(1);
     std::fs::write(p("run/run.json"), serde_json::to_vec(&gapped).unwrap()).unwrap();
@@ -430,9 +417,7 @@ fn segments_and_shards_cover_a_run() {
     use zkstep_verifier::{read_any_proof, verify_segment, AnyProof, SegmentStatement};
     let d = tempfile::tempdir().unwrap();
     let p = |n: &str| -> String { d.path().join(n).display().to_string() };
-    trained_run(d.path(), SPEC, 4);
-    let (ok, _, err) = keygen(d.path(), &[]);
-    assert!(ok, "{err}");
+    proved_run(d.path());
     let (ok, out, err) = run(&[
         "prove-segment",
         "--run",
@@ -492,9 +477,7 @@ fn segments_and_shards_cover_a_run() {
     forged.payload.statement = want;
     forged.payload.statement.step = 1;
     assert!(verify_segment(&vk, &forged, None).is_err());
-    // one-step proof beside it: a segment is no larger than 10% more
-    let (ok, _, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys")]);
-    assert!(ok, "{err}");
+    // a one-step proof beside it: a segment is no larger than 10% more
     let one = std::fs::metadata(p("run/proof_0.zkstep")).unwrap().len() as f64;
     assert!((bytes.len() as f64) < one * 1.1, "{} vs {one}", bytes.len());
     let verify_run = || verify_run(d.path());

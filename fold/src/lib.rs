@@ -23,6 +23,7 @@
 //! | [`params`] | shapes, commitment keys, the digest |
 //! | [`ivc`] | the driver: [`Ivc`], precommitments, recursive verification |
 //! | [`compress`] | zero-knowledge compression and its verification |
+//! | [`ipa`] | the secondary's evaluation argument (nova-snark's IPA, a prover that never folds its key) |
 //! | `rawkey` | commitment keys written uncompressed; the secondary's verifier key rebuilt when read |
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
@@ -33,6 +34,7 @@ pub mod error;
 pub mod gadgets;
 pub mod hash;
 pub mod instance;
+pub mod ipa;
 pub mod ivc;
 pub mod nifs;
 pub mod params;

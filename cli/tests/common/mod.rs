@@ -111,3 +111,44 @@ pub fn verify_run_code(d: &std::path::Path) -> (Option<i32>, String, String) {
         &p("keys/verifying.key"),
     ])
 }
+
+/// What [`proved_run`] made once: `keygen --json`'s and `prove-run --json`'s output.
+pub struct Proved {
+    pub keygen: String,
+    pub prove_run: String,
+}
+
+/// A run of [`SPEC`] trained 4 steps, its keys (`keygen --rows 2`) and
+/// every step's proof (`prove-run`), made once per test binary (keygen and
+/// proving are what cost time) and copied into `d`: each test edits its own copy.
+pub fn proved_run(d: &std::path::Path) -> &'static Proved {
+    static MADE: std::sync::OnceLock<(PathBuf, Proved)> = std::sync::OnceLock::new();
+    let (src, proved) = MADE.get_or_init(|| {
+        // under the target's scratch folder, not /tmp: a static is never dropped
+        let src = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("proved_run_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&src);
+        std::fs::create_dir_all(&src).unwrap();
+        trained_run(&src, SPEC, 4);
+        let (ok, keygen_out, err) = keygen(&src, &["--json"]);
+        assert!(ok, "{err}");
+        let p = |n: &str| src.join(n).display().to_string();
+        let (ok, prove_run, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys"), "--json"]);
+        assert!(ok, "{err}");
+        (src, Proved { keygen: keygen_out, prove_run })
+    });
+    copy_dir(src, d);
+    proved
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
