@@ -1,7 +1,8 @@
 //! The folding layer's own circuits beside nova-snark's augmented circuit,
 //! on a step circuit that passes its state through (so only the layer is
 //! counted): constraints, variables and matrix non-zeros a fold, for some
-//! state arities. `cargo run --release -p zkstep-fold --example layer_size [ARITY…]`
+//! state arities, and where the secondary's constraints go by namespace.
+//! `cargo run --release -p zkstep-fold --example layer_size [ARITY…]`
 //!
 //! nova-snark keeps its shapes private; its parameters are read back
 //! through their serde encoding into a struct of the same fields to count
@@ -9,6 +10,7 @@
 #![allow(clippy::unwrap_used)]
 
 use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::test_shape_cs::TestShapeCS;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use nova_snark::r1cs::R1CSShape;
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
@@ -105,4 +107,28 @@ fn main() {
             nnz(&s2)
         );
     }
+    // where the secondary's constraints go (PerRun, the mode zkstep uses):
+    // by the first two levels of their namespaces, indices folded
+    println!();
+    println!("| secondary (PerRun) namespace | constraints |");
+    println!("| --- | ---: |");
+    let c = zkstep_fold::testing::Permutation::<F>::new(vec![0; 3], vec![0; 3], false);
+    let cfg = zkstep_fold::params::config(&c, ChallengeMode::PerRun).unwrap();
+    let mut cs = TestShapeCS::<E2>::new();
+    let ro = ROConstantsCircuit::<E1>::default();
+    zkstep_fold::augmented::synthesize_secondary::<E1, _>(&mut cs, &cfg, &ro, None).unwrap();
+    let mut groups: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, _, _, name) in &cs.constraints {
+        let key: Vec<&str> = name
+            .split('/')
+            .take(2)
+            .map(|p| p.trim_end_matches(|ch: char| ch.is_ascii_digit()))
+            .collect();
+        *groups.entry(key.join("/")).or_default() += 1;
+    }
+    for (k, n) in &groups {
+        println!("| {k} | {n} |");
+    }
+    println!("| total | {} |", cs.constraints.len());
+
 }

@@ -219,7 +219,7 @@ fn next_count<F: ff::PrimeField, CS: ConstraintSystem<F>>(
             .ok_or(SynthesisError::AssignmentMissing)
     })?;
     cs.enforce(
-        || "i + 1",
+        || "i' = i + 1",
         |lc| lc,
         |lc| lc,
         |lc| lc + n.get_variable() - i.get_variable() - CS::one(),

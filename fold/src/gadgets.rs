@@ -221,7 +221,7 @@ impl<E: Engine> AllocRunning<E> {
             }
         })?;
         cs.enforce(
-            || "u + r",
+            || "u' = u + r",
             |lc| lc,
             |lc| lc,
             |lc| lc + u.get_variable() - self.u.get_variable() - r.get_variable(),
