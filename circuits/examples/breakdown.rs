@@ -3,8 +3,12 @@
 //! first `depth` levels), with non-zeros, per fold and per weight.
 //!
 //!     cargo run --release -p zkstep-circuits --example breakdown -- WIDTH BATCH [DEPTH] [ROWS] [OPTIMIZER]
+//!     cargo run --release -p zkstep-circuits --example breakdown -- --spec FILE [DEPTH] [ROWS]
 //!
 //! OPTIMIZER: sgd (default), momentum, adam or adamw, as `zkstep bench` sets them.
+//! With `--spec`, any spec (a classifier's cross-entropy fold, say), ROWS
+//! defaulting to keygen's choice; "per weight" is then per weight of the
+//! widest layer's rows in a fold.
 
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::test_shape_cs::TestShapeCS;
@@ -16,6 +20,20 @@ use zkstep_core::{Fr, ModelSpec};
 
 fn main() {
     let mut words: Vec<String> = std::env::args().skip(1).collect();
+    if words.first().map(String::as_str) == Some("--spec") {
+        let path = words.get(1).expect("--spec FILE");
+        let text = std::fs::read_to_string(path).expect("a readable spec");
+        let spec = ModelSpec::from_toml_str(&text).expect("a valid spec");
+        let num = |k: usize| words.get(k).map(|w| w.parse::<usize>().expect("numbers: DEPTH ROWS"));
+        let layout = match num(3) {
+            Some(r) => Layout::new(&spec, r).expect("a layout"),
+            None => zkstep_circuits::sizing::fit_fastest(&spec, zkstep_circuits::DEFAULT_FOLD_BUDGET)
+                .expect("a layout within the default budget"),
+        };
+        let width = spec.layers.iter().map(|l| l.inputs).max().unwrap_or(1);
+        report(path, layout, width, num(2).unwrap_or(3));
+        return;
+    }
     let optimizer = match words.get(4).map(String::as_str) {
         None | Some("sgd") => "lr = 0.01",
         Some("momentum") => "kind = \"momentum\"\nlr = 0.01\nmu = 0.9",
@@ -40,6 +58,12 @@ fn main() {
         None => zkstep_circuits::sizing::fit(&spec, zkstep_circuits::DEFAULT_FOLD_BUDGET)
             .unwrap_or_else(|_| Layout::new(&spec, 1).expect("a layout")),
     };
+    report(&format!("width {width} batch {batch}"), layout, width, depth);
+}
+
+/// Synthesise the step circuit of `layout` and print its constraints and
+/// non-zeros by namespace (the first `depth` levels).
+fn report(title: &str, layout: Layout, width: usize, depth: usize) {
     let lay = Arc::new(layout);
     let mut cs = TestShapeCS::<zkstep_circuits::engine::E1>::new();
     let z: Vec<AllocatedNum<Fr>> = (0..lay.arity())
@@ -75,7 +99,7 @@ fn main() {
     let weights = (lay.rows * width) as f64;
     let total: usize = groups.values().map(|g| g.0).sum();
     println!(
-        "width {width} batch {batch}: rows/fold {} xcols {} folds {}; {total} constraints a fold, {:.1} per weight of the fold",
+        "{title}: rows/fold {} xcols {} folds {}; {total} constraints a fold, {:.1} per weight of the fold",
         lay.rows,
         lay.xcols,
         lay.num_folds(),

@@ -32,8 +32,10 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// checksum SHA-256; 11: the proving key's commitment keys uncompressed;
 /// 12: ρ drawn from the committed first phases like α, no transcript T;
 /// 13: proofs name their verifying key's checksum; 14: two-sided range
-/// checks on whole limbs — keys of 13 are for another circuit).
-pub const FILE_VERSION: u32 = 14;
+/// checks on whole limbs — keys of 13 are for another circuit; 15: a hash
+/// chain absorbs a chunk of at most 7 elements with the width-9 sponge, so
+/// every commitment and digest with a short record changed).
+pub const FILE_VERSION: u32 = 15;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

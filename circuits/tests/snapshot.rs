@@ -45,22 +45,22 @@ fn shape(layout: &Layout) -> String {
 #[test]
 fn constraint_counts() {
     let tiny = ModelSpec::from_toml_str(TWO_LAYER).unwrap();
-    expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 13124"]
+    expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 8834"]
         .assert_eq(&shape(&Layout::new(&tiny, 2).unwrap()));
     let mom = ModelSpec::from_toml_str(
         &TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
     )
     .unwrap();
-    expect!["rows 1 folds 6 arity 40 limbs 8 slice 64 constraints/fold 10556"]
+    expect!["rows 1 folds 6 arity 40 limbs 8 slice 64 constraints/fold 7436"]
         .assert_eq(&shape(&Layout::new(&mom, 1).unwrap()));
     for (kind, want) in [
         (
             "kind = \"adam\"\nlr = 0.1\nweight_decay = 0.01",
-            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 11429"],
+            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 8309"],
         ),
         (
             "kind = \"adamw\"\nlr = 0.1",
-            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 11434"],
+            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 8314"],
         ),
     ] {
         let adam = ModelSpec::from_toml_str(&TWO_LAYER.replace("lr = 0.1", kind)).unwrap();
@@ -70,16 +70,16 @@ fn constraint_counts() {
         &TWO_LAYER.replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]"),
     )
     .unwrap();
-    expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 14729"]
+    expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 10439"]
         .assert_eq(&shape(&Layout::new(&ce, ce.output_width()).unwrap()));
-    expect!["rows 16 folds 3 arity 50 limbs 8 slice 128 constraints/fold 63297"].assert_eq(&shape(
+    expect!["rows 16 folds 3 arity 50 limbs 8 slice 128 constraints/fold 43797"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&demo_spec(), zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     let wide = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
     )
     .unwrap();
-    expect!["rows 11 folds 6 arity 50 limbs 8 slice 64 constraints/fold 73663"].assert_eq(&shape(
+    expect!["rows 16 folds 4 arity 50 limbs 8 slice 64 constraints/fold 90423"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&wide, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     // a row of 300 inputs (records padded to 345 = 5 blocks) cut into 5 folds
@@ -87,6 +87,6 @@ fn constraint_counts() {
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
     )
     .unwrap();
-    expect!["rows 1 folds 20 arity 54 limbs 8 slice 16 constraints/fold 28397"]
+    expect!["rows 1 folds 20 arity 54 limbs 8 slice 16 constraints/fold 20987"]
         .assert_eq(&shape(&Layout::with_segments(&seg, 1, 5).unwrap()));
 }

@@ -5,7 +5,9 @@
 //! with the checkpoint's step t, so a checkpoint cannot be re-labelled with
 //! another step), then each record (a list of field
 //! elements) is cut into chunks of 23 (the last one zero-filled) and each chunk
-//! is absorbed as `h ← H(h, chunk)`. Values are packed three to a field
+//! is absorbed as `h ← H(h, chunk)`, H the width-25 sponge, or for a chunk of
+//! at most 7 elements the width-9 [`crate::poseidon::h8`] (cheaper in every
+//! fold that absorbs it). Values are packed three to a field
 //! element, each offset by 2⁶³ into `[0, 2⁶⁴)` (injective because every stored
 //! value is range-checked to 64 bits).
 //!
@@ -21,7 +23,7 @@
 //! was made for.
 
 use crate::model::{Batch, Checkpoint};
-use crate::poseidon::{fr_from_u128, h24, Fr, RATE};
+use crate::poseidon::{fr_from_u128, h24, h8, Fr, RATE, RATE8};
 use crate::spec::ModelSpec;
 use crate::tensor::Matrix;
 use ff::Field;
@@ -37,6 +39,13 @@ pub const PACK: usize = 3;
 const _: () = assert!(crate::spec::RECORD_BLOCK == PACK * (RATE - 1));
 /// Data elements absorbed per permutation (the 24th slot carries the running digest).
 pub const CHUNK: usize = RATE - 1;
+/// A chunk this short (a record's tail, or a short record: a column of a
+/// batch of ≤ 21 samples, a small layer's row) is absorbed by the width-9
+/// sponge [`h8`] beside the running digest: half the constraints of an h24
+/// and a fifth of its matrix non-zeros in every fold that absorbs it. The
+/// spec fixes every record's length, so which sponge absorbs a chunk is
+/// fixed too.
+pub const SHORT_CHUNK: usize = RATE8 - 1;
 
 /// A stored value as the unsigned 64-bit limb used in packing.
 #[inline]
@@ -84,10 +93,17 @@ pub fn params_chain_init(spec_digest: Fr, step: Fr) -> Fr {
 /// Absorb one record into a chain.
 pub fn chain_absorb(mut h: Fr, record: &[Fr]) -> Fr {
     for chunk in record.chunks(CHUNK) {
-        let mut input = [Fr::ZERO; RATE];
-        input[0] = h;
-        input[1..1 + chunk.len()].copy_from_slice(chunk);
-        h = h24(&input);
+        if chunk.len() <= SHORT_CHUNK {
+            let mut input = [Fr::ZERO; RATE8];
+            input[0] = h;
+            input[1..1 + chunk.len()].copy_from_slice(chunk);
+            h = h8(&input);
+        } else {
+            let mut input = [Fr::ZERO; RATE];
+            input[0] = h;
+            input[1..1 + chunk.len()].copy_from_slice(chunk);
+            h = h24(&input);
+        }
     }
     h
 }
@@ -238,5 +254,31 @@ mod tests {
         let mut b4 = b.clone();
         *b4.x.at_mut(0, 1) = -1;
         assert_ne!(h, commit_batch(&spec, &b4));
+    }
+
+    /// The definition pinned: chunks of 23, each by h24 beside the digest,
+    /// except a chunk of at most 7, by h8; zero-filled either way.
+    #[test]
+    fn chains_absorb_short_chunks_with_the_narrow_sponge() {
+        use crate::poseidon::h8_of;
+        let h = Fr::from(17u64);
+        let rec: Vec<Fr> = (1..=30u64).map(Fr::from).collect();
+        let wide = |h: Fr, c: &[Fr]| {
+            let mut a = [Fr::ZERO; RATE];
+            a[0] = h;
+            a[1..1 + c.len()].copy_from_slice(c);
+            h24(&a)
+        };
+        let narrow = |h: Fr, c: &[Fr]| h8_of(&[&[h][..], c].concat());
+        assert_eq!(chain_absorb(h, &rec[..1]), narrow(h, &rec[..1]));
+        assert_eq!(chain_absorb(h, &rec[..7]), narrow(h, &rec[..7]));
+        assert_eq!(chain_absorb(h, &rec[..8]), wide(h, &rec[..8]));
+        assert_eq!(chain_absorb(h, &rec[..23]), wide(h, &rec[..23]));
+        assert_eq!(chain_absorb(h, &rec[..24]), narrow(wide(h, &rec[..23]), &rec[23..24]));
+        assert_eq!(chain_absorb(h, &rec[..30]), narrow(wide(h, &rec[..23]), &rec[23..30]));
+        assert_eq!(chain_absorb(h, &[]), h);
+        // zero-filled: a record and the same record with a trailing zero
+        // hash alike within one sponge, which is why the spec fixes lengths
+        assert_eq!(chain_absorb(h, &rec[..3]), narrow(h, &[rec[0], rec[1], rec[2], Fr::ZERO]));
     }
 }

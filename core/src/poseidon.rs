@@ -5,10 +5,11 @@
 //!
 //! Everything zkstep commits to goes through [`h24`]: one absorption of
 //! exactly [`RATE`] field elements and one squeeze, i.e. one permutation of
-//! width 25. The few short hashes that live only inside proofs (the
-//! challenges, the transcripts' first links, the segment chains) use [`h8`],
-//! the same sponge at width 9: half the constraints in a circuit that pays
-//! for them in every fold.
+//! width 25, except a chain's chunks of at most 7 elements
+//! (`commit::chain_absorb`). Those and the short hashes that live only
+//! inside proofs (the challenges, the transcripts' first links, the segment
+//! chains) use [`h8`], the same sponge at width 9: half the constraints in
+//! a circuit that pays for them in every fold.
 
 use ff::PrimeField;
 use generic_array::typenum::{U24, U8};
@@ -81,7 +82,7 @@ pub fn h24(inputs: &[Fr; RATE]) -> Fr {
     sponge_hash!(constants(), inputs)
 }
 
-/// Poseidon hash of exactly 8 field elements (width 9; proof-internal hashes only).
+/// Poseidon hash of exactly 8 field elements (width 9; short chunks and proof-internal hashes).
 pub fn h8(inputs: &[Fr; RATE8]) -> Fr {
     sponge_hash!(constants8(), inputs)
 }

@@ -15,7 +15,7 @@ use nova_snark::frontend::gadgets::poseidon::{
 };
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::ConstraintSystem;
-use zkstep_core::commit::{CHUNK, PACK};
+use zkstep_core::commit::{CHUNK, PACK, SHORT_CHUNK};
 use zkstep_core::poseidon::{constants, constants8, io_pattern_of, RATE, RATE8};
 
 /// One absorption of all of `$elts` into the sponge `$new` and one squeeze,
@@ -85,7 +85,8 @@ pub fn pack<CS: ConstraintSystem<Fr>>(values: &[Expr]) -> Vec<Expr> {
         .collect()
 }
 
-/// Absorb a record into a chain: chunks of 23 beside the running digest.
+/// Absorb a record into a chain: chunks of 23 beside the running digest,
+/// a chunk of at most 7 by `h8` (native twin `zkstep_core::commit::chain_absorb`).
 pub fn chain_absorb<CS: ConstraintSystem<Fr>>(
     mut cs: CS,
     h: &Expr,
@@ -97,8 +98,12 @@ pub fn chain_absorb<CS: ConstraintSystem<Fr>>(
         let mut input = Vec::with_capacity(RATE);
         input.push(cur.clone());
         input.extend(chunk.iter().cloned());
-        input.resize(RATE, zero());
-        let out = h24(cs.namespace(|| format!("chunk{n}")), &input)?;
+        let out = if chunk.len() <= SHORT_CHUNK {
+            h8(cs.namespace(|| format!("chunk{n}")), &input)?
+        } else {
+            input.resize(RATE, zero());
+            h24(cs.namespace(|| format!("chunk{n}")), &input)?
+        };
         cur = var(&out);
         last = Some(out);
     }
@@ -175,6 +180,22 @@ mod tests {
         assert_eq!(out, h8_of(&vals));
         assert_ne!(h8_of(&vals), h8_of(&vals[..4]));
         assert!(2 * cost8 < cost + 100, "h8 costs {cost8}, h24 {cost}");
+    }
+
+    /// Records of every length around the chunk rule (7 by h8, 8 by h24,
+    /// a tail of 1 or 7 after a whole chunk) hash as natively, at the cost
+    /// of their sponges.
+    #[test]
+    fn chains_of_short_and_long_chunks_match_native() {
+        let (_, _, c24) = hash_in_circuit(24, |cs, ins| h24(cs.namespace(|| "h"), ins));
+        let (_, _, c8) = hash_in_circuit(8, |cs, ins| h8(cs.namespace(|| "h"), ins));
+        for (len, h8s, h24s) in [(1, 1, 0), (7, 1, 0), (8, 0, 1), (23, 0, 1), (24, 1, 1), (30, 1, 1), (46, 0, 2)] {
+            let (vals, out, cost) = hash_in_circuit(len + 1, |cs, ins| {
+                chain_absorb(cs.namespace(|| "c"), &ins[0], &ins[1..])
+            });
+            assert_eq!(out, native_absorb(vals[0], &vals[1..]), "{len}");
+            assert_eq!(cost, h8s * c8 + h24s * c24, "{len}");
+        }
     }
 
     #[test]

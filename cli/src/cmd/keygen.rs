@@ -55,14 +55,15 @@ pub fn run(a: KeygenArgs) -> Result<()> {
             out.join(VERIFYING_KEY_FILE).display()
         );
         crate::outln!("params: {}", keys.params.describe());
+        let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let tile = if keys.layout.segments > 1 {
             format!("each output unit cut into {} folds", keys.layout.segments)
         } else {
-            format!("{} output units per fold", keys.layout.rows)
+            format!("{} per fold", plural(keys.layout.rows, "output unit", "output units"))
         };
         crate::outln!(
-            "{} folds per step, {tile}, {c1} constraints per fold (+{c2} secondary); compression: {}",
-            keys.layout.num_folds(),
+            "{} per step, {tile}, {c1} constraints per fold (+{c2} secondary); compression: {}",
+            plural(keys.layout.num_folds(), "fold", "folds"),
             keys.compression().name()
         );
     }
