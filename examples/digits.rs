@@ -63,13 +63,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let (l0, a0) = eval(&ck)?;
     zkstep_cli::outln!("before: loss {l0:.5}, accuracy {:.1}%", 100.0 * a0);
-    let mut real = float64::Model::from_checkpoint(&ck);
+    let mut real = float64::Model::from_checkpoint(&spec, &ck);
     let every = (steps / 10).max(1);
-    zkstep_cli::outln!("step   loss (fixed point)   loss (float64)   max |Δθ|");
+    zkstep_cli::outln!("step   loss (fixed point)   loss (float64)   max |Δθ|   one step's max |Δθ|");
     let t0 = std::time::Instant::now();
+    // one step from the same checkpoint and batch in both arithmetics: the
+    // drift a single fixed-point step adds (SEMANTICS §5)
+    let (mut one_step_worst, mut own_worst) = (0f64, 0f64);
     for t in 0..steps {
         let batch = make_batch(&ds, spec.batch_size, t, 1, random_salt(&mut rand_salt()));
         let tr = step(&spec, &ck, &batch)?;
+        let mut from_here = float64::Model::from_checkpoint(&spec, &ck);
+        float64::step(
+            &spec,
+            &mut from_here,
+            &float64::rows(&batch.x),
+            &float64::rows(&batch.y),
+        );
+        let one_step = from_here.max_diff(&tr.after);
+        one_step_worst = one_step_worst.max(one_step);
+        own_worst = own_worst.max(float64::adam_own_error(&spec, &ck, &tr).unwrap_or(0.0));
         let real_loss = float64::step(
             &spec,
             &mut real,
@@ -79,7 +92,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let next = tr.after;
         if t % every == 0 || t + 1 == steps {
             zkstep_cli::outln!(
-                "{t:>4}   {:>17.6}   {real_loss:>14.6}   {:.3e}",
+                "{t:>4}   {:>17.6}   {real_loss:>14.6}   {:.3e}   {one_step:.3e}",
                 tr.loss.loss,
                 real.max_diff(&next)
             );
@@ -103,19 +116,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         real.max_diff(&ck)
     );
     zkstep_cli::outln!(
+        "one step from the same checkpoint and batch: largest |fixed − float64| over the {steps} steps {one_step_worst:.3e}; the optimizer's own (the same gradient in both) {own_worst:.3e}"
+    );
+    zkstep_cli::outln!(
         "Commit(θ_{steps}) = {}",
         fr_to_hex(&commit_params(&spec, &ck))
     );
     if let (true, Some((before, after, batch))) = (prove_last, last) {
         let t = std::time::Instant::now();
-        // cross-entropy puts the 10-class head in one tile: 10 rows a fold,
-        // ≈ 1.6 M constraints, past the default budget; Spartan compresses
-        // a fold that large in far less memory than MicroSpartan
-        let keys = zkstep_prover::ivc::keygen_with(
+        // the defaults a user gets from `zkstep keygen --spec` with no flag
+        let keys = zkstep_prover::ivc::keygen(
             &spec,
-            Some(spec.min_tile_rows()),
-            usize::MAX,
-            Some(zkstep_circuits::engine::Compression::Spartan),
+            None,
+            zkstep_circuits::DEFAULT_FOLD_BUDGET,
             zkstep_prover::ivc::Setup::Dev,
         )?;
         zkstep_cli::outln!(

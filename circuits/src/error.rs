@@ -27,14 +27,6 @@ pub enum CircuitError {
         /// Rows per tile asked for.
         rows: usize,
     },
-    /// Cross-entropy needs the top layer in one tile.
-    #[error("layout: {rows} rows a tile, but cross_entropy needs the top layer's {need} outputs in one tile (use --rows {need} or more)")]
-    TooFewRows {
-        /// Rows per tile asked for.
-        rows: usize,
-        /// The top layer's outputs.
-        need: usize,
-    },
     /// More rows a tile than any layer has units: every extra row would be
     /// padding (and a key asking for 2²⁰ of them a circuit too large to build).
     #[error("layout: {rows} rows a tile, more than the widest layer's {widest} (at most {widest})")]
@@ -50,8 +42,9 @@ pub enum CircuitError {
     /// The trace has another number of layers than the spec.
     #[error("witness: the trace does not match the spec's layers")]
     TraceLayers,
-    /// A softmax of a tile's activations overflowed (no valid step does).
-    #[error("witness: layer {0}, sample {1}: the softmax of the tile's activations overflows")]
+    /// The step's trace has no softmax for a sample of a cross-entropy spec
+    /// (a trace of another spec).
+    #[error("witness: layer {0}, sample {1}: the step's trace has no softmax of the top layer's outputs for this sample")]
     Softmax(usize, usize),
     /// The lookup argument's multiplicities cannot be laid out.
     #[error("witness: lookup: {0}")]

@@ -34,8 +34,11 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// 13: proofs name their verifying key's checksum; 14: two-sided range
 /// checks on whole limbs — keys of 13 are for another circuit; 15: a hash
 /// chain absorbs a chunk of at most 7 elements with the width-9 sponge, so
-/// every commitment and digest with a short record changed).
-pub const FILE_VERSION: u32 = 15;
+/// every commitment and digest with a short record changed; 16:
+/// cross-entropy's softmax cut across the top layer's folds, two more state
+/// slots, and Adam's first moment and root at 10¹⁸ — keys of a
+/// cross-entropy or Adam spec of 15 are for another circuit).
+pub const FILE_VERSION: u32 = 16;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

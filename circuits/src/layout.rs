@@ -181,10 +181,6 @@ impl Layout {
         if rows == 0 {
             return Err(CircuitError::ZeroRows);
         }
-        let need = spec.min_tile_rows();
-        if rows < need {
-            return Err(CircuitError::TooFewRows { rows, need });
-        }
         let widest = widest_of(spec);
         if rows > widest {
             return Err(CircuitError::TooManyRows { rows, widest });
@@ -228,6 +224,7 @@ impl Layout {
                 spec.batch_size,
                 segments,
                 spec.optimizer.adam().is_some(),
+                spec.loss == zkstep_core::spec::Loss::CrossEntropy,
             ),
             schedule_digest: std::sync::OnceLock::new(),
         };

@@ -147,8 +147,8 @@ pub fn fit_within(
         let st = shape_stats(l)?;
         Ok(st.constraints <= budget && padded_size(&st) <= max_padded)
     };
-    // the fewest rows a tile may hold (cross-entropy: the top layer's outputs)
-    let least = spec.min_tile_rows();
+    // one output unit a tile, whatever the loss
+    let least = 1;
     let one = Layout::new(spec, least)?;
     let one_fits = within(&one)?;
     if !one_fits {
@@ -287,7 +287,7 @@ pub fn fit_fastest_with(
         _ => MAX_PADDED,
     };
     let mut best = fit_within(spec, budget, max_padded)?;
-    if best.rows == spec.min_tile_rows() {
+    if best.rows == 1 {
         return Ok(best);
     }
     // fewer rows make a smaller fold (within every bound the largest met):
@@ -296,7 +296,7 @@ pub fn fit_fastest_with(
     // fold gets without MicroSpartan's costly compression)
     let mut cands = vec![];
     let mut rows = best.rows / 2;
-    while rows >= spec.min_tile_rows() {
+    while rows >= 1 {
         cands.push(Layout::new(spec, rows)?);
         rows /= 2;
     }

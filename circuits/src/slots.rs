@@ -33,6 +33,19 @@ pub struct AdamSlots {
     pub c2: usize,
 }
 
+/// Cross-entropy's softmax across the top layer's folds (registered for
+/// cross-entropy specs only; `fold::softmax`): each sample's maximum M_i
+/// and sum of exponentials Σ_i are claimed in every top fold's first phase.
+#[derive(Clone, Copy, Debug)]
+pub struct SoftmaxSlots {
+    /// The first top fold's claims under ρ, `Σ_i ρ^{i·n}·(Σ_i + ρ^{B·n}·M_i)`,
+    /// which every other top fold's claims must equal.
+    pub claims: usize,
+    /// Running `Σ_i ρ^{i·n}·(Σ_t e_it − Σ_i + ρ^{B·n}·(Σ_t o_it − 1))` over
+    /// the top layer's folds so far: zero at its last fold.
+    pub acc: usize,
+}
+
 /// Chains over a whole segment (not restarted between steps): each step's
 /// last fold absorbs the step's public values, and the verifier compares
 /// them with what the statement gives.
@@ -163,6 +176,8 @@ pub struct FoldSlots {
     pub lookup: LookupSlots,
     /// Adam's step constants (None for the other optimizers).
     pub adam: Option<AdamSlots>,
+    /// Cross-entropy's softmax claims (None for MSE).
+    pub softmax: Option<SoftmaxSlots>,
     /// The segment chains.
     pub segment: SegmentSlots,
     /// The registry (z₀ and the final checks are derived from it).
@@ -170,9 +185,9 @@ pub struct FoldSlots {
 }
 
 /// Register every slot for a batch of `batch` samples and rows cut into
-/// `segments`, with Adam's step constants when `adam`, and the segment
-/// chains last.
-pub fn register(batch: usize, segments: usize, adam: bool) -> FoldSlots {
+/// `segments`, with Adam's step constants when `adam`, the softmax's claims
+/// when `softmax` (cross-entropy), and the segment chains last.
+pub fn register(batch: usize, segments: usize, adam: bool, softmax: bool) -> FoldSlots {
     use zkstep_core::commit::DOMAIN_COLUMNS;
     let mut r = Registry::default();
     let statement = StatementSlots {
@@ -241,6 +256,10 @@ pub fn register(batch: usize, segments: usize, adam: bool) -> FoldSlots {
         k1: constant(&mut r, "Adam's k1", StatementField::AdamK1),
         c2: constant(&mut r, "Adam's c2", StatementField::AdamC2),
     });
+    let softmax = softmax.then(|| SoftmaxSlots {
+        claims: private(&mut r, "softmax claims"),
+        acc: private(&mut r, "softmax sums"),
+    });
     commit.after_start = r.add(
         "c_after's first link",
         Init::ParamsChain(true),
@@ -263,6 +282,7 @@ pub fn register(batch: usize, segments: usize, adam: bool) -> FoldSlots {
     };
     FoldSlots {
         adam,
+        softmax,
         segment,
         statement,
         schedule,

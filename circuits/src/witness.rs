@@ -23,7 +23,8 @@ use zkstep_core::commit::{chain_absorb, commit_batch, commit_params};
 use zkstep_core::exec::{StepTrace, UpdateTrace};
 use zkstep_core::fixed::{SCALE_I128, SCALE_SQ};
 use zkstep_core::poseidon::{fr_from_i128, Fr};
-use zkstep_core::softmax::{softmax_trace, SoftmaxTrace};
+use crate::fold::softmax::SoftmaxWitness;
+use zkstep_core::softmax::{softmax_tile, softmax_trace};
 use zkstep_core::spec::{Loss, Optimizer};
 use zkstep_core::{Batch, Checkpoint, Matrix};
 
@@ -41,8 +42,8 @@ pub struct TileWitness {
     pub links: LinkWitness,
     /// The X section: X[i, x0 + c] at `i·xcols + c` (zero past `x_active`).
     pub x: Vec<i64>,
-    /// Cross-entropy: each sample's softmax over the tile's rows (empty for MSE).
-    pub softmax: Vec<SoftmaxTrace>,
+    /// Cross-entropy: each sample's softmax cut to the tile (empty for MSE).
+    pub softmax: SoftmaxWitness,
     /// Salt of the batch commitment.
     pub salt: Fr,
     /// The next step's public values (a step's last fold in a segment; zero otherwise).
@@ -132,7 +133,7 @@ fn padding(layout: &Layout, d: TileDesc, salt: Fr) -> TileWitness {
             ar_up: vec![Fr::from(0u64); bsz],
         },
         x: vec![0; bsz * layout.xcols],
-        softmax: vec![],
+        softmax: SoftmaxWitness::default(),
         salt,
         next: NextStep::default(),
         mult: vec![0; layout.table_slice],
@@ -262,29 +263,30 @@ fn fill_cells(
     Ok(())
 }
 
-/// Each sample's softmax block from the tile's own activations (every fold
-/// computes it; the top layer's tile ties it to dA): inactive rows hold a
-/// copy of row 0's activation and stay out of the maximum and the sum.
-fn fill_softmax(tw: &mut TileWitness, layout: &Layout) -> Result<(), CircuitError> {
-    let (d, r) = (tw.desc, layout.rows);
-    let active: Vec<bool> = (0..r).map(|t| t < d.rows_active).collect();
-    tw.softmax = (0..layout.batch)
-        .map(|i| {
-            let act = |t: usize| {
-                let z = tw.cells[i * r + t].z as i128;
-                if d.is_relu {
-                    z.max(0)
-                } else {
-                    z
-                }
-            };
-            let xs: Vec<i128> = (0..r)
-                .map(|t| if active[t] { act(t) } else { act(0) })
-                .collect();
-            softmax_trace(&xs, &active, layout.spec.rounding)
-                .ok_or(CircuitError::Softmax(d.layer, i))
-        })
-        .collect::<Result<_, _>>()?;
+/// Each sample's softmax cut to the tile: on the top layer the step's own
+/// (the reference executor's trace of the whole row), elsewhere a neutral
+/// one (maximum 0, sum S: every entry at the maximum, nothing checked).
+/// A top fold that checks no unit (a row's earlier segment, a tile with no
+/// active row) still carries the row's maximum and sum.
+fn fill_softmax(tw: &mut TileWitness, layout: &Layout, trace: &StepTrace) -> Result<(), CircuitError> {
+    let (d, rounding) = (tw.desc, layout.spec.rounding);
+    let neutral = softmax_trace(&[0], rounding).ok_or(CircuitError::Softmax(d.layer, 0))?;
+    let checked = if d.last_seg { d.rows_active } else { 0 };
+    tw.softmax = SoftmaxWitness::default();
+    for i in 0..layout.batch {
+        let cut = if d.is_top {
+            trace
+                .loss
+                .softmax
+                .get(i)
+                .and_then(|full| softmax_tile(full, d.j0, layout.rows, checked, rounding))
+        } else {
+            softmax_tile(&neutral, 0, layout.rows, 0, rounding)
+        };
+        let (t, hit) = cut.ok_or(CircuitError::Softmax(d.layer, i))?;
+        tw.softmax.samples.push(t);
+        tw.softmax.argmax.push(hit);
+    }
     Ok(())
 }
 
@@ -334,7 +336,7 @@ pub fn build_step(
             fill_cells(&mut tw, layout, trace, batch)?;
         }
         if layout.spec.loss == Loss::CrossEntropy {
-            fill_softmax(&mut tw, layout)?;
+            fill_softmax(&mut tw, layout, trace)?;
         }
         for i in 0..layout.batch {
             for c in 0..d.x_active {

@@ -56,11 +56,11 @@ fn constraint_counts() {
     for (kind, want) in [
         (
             "kind = \"adam\"\nlr = 0.1\nweight_decay = 0.01",
-            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 8309"],
+            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 8404"],
         ),
         (
             "kind = \"adamw\"\nlr = 0.1",
-            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 8314"],
+            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 8409"],
         ),
     ] {
         let adam = ModelSpec::from_toml_str(&TWO_LAYER.replace("lr = 0.1", kind)).unwrap();
@@ -70,8 +70,19 @@ fn constraint_counts() {
         &TWO_LAYER.replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]"),
     )
     .unwrap();
-    expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 10439"]
+    expect!["rows 2 folds 3 arity 42 limbs 8 slice 128 constraints/fold 10410"]
         .assert_eq(&shape(&Layout::new(&ce, ce.output_width()).unwrap()));
+    // the softmax cut across folds: one class a fold
+    expect!["rows 1 folds 6 arity 42 limbs 8 slice 64 constraints/fold 8024"]
+        .assert_eq(&shape(&Layout::new(&ce, 1).unwrap()));
+    // the classifier of issue 27 on defaults: 64-16-10, Adam, cross-entropy, batch 8
+    let classifier = ModelSpec::from_toml_str(
+        "batch_size = 8\nloss = \"cross_entropy\"\n[optimizer]\nkind = \"adam\"\nlr = 0.001\n[[layers]]\ninputs = 64\noutputs = 16\nactivation = \"relu\"\n[[layers]]\ninputs = 16\noutputs = 10\n",
+    )
+    .unwrap();
+    expect!["rows 5 folds 6 arity 55 limbs 8 slice 64 constraints/fold 110122"].assert_eq(&shape(
+        &zkstep_circuits::sizing::fit(&classifier, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
+    ));
     expect!["rows 16 folds 3 arity 50 limbs 8 slice 128 constraints/fold 43797"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&demo_spec(), zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));

@@ -463,38 +463,146 @@ fn adam_mutations_are_rejected_in_the_fold() {
     });
 }
 
-/// Cross-entropy's softmax block on the top layer: a maximum that is not
-/// attained, an exponential one off, a probability one off (with its
-/// remainder moved), a dA one off and another label are each rejected.
+/// Re-derive fold `w`'s softmax of sample `i` from a claimed maximum `m` and
+/// sum `sum`, as a prover who claims them would: every exponential and
+/// probability consistent with the claims, the hit left where it was (the
+/// top layer here has no ReLU: A = Z).
+fn claim_softmax(c: &Case, w: &mut TileWitness, i: usize, m: i128, sum: i128) {
+    use zkstep_core::softmax::exp_neg;
+    let rounding = c.layout.spec.rounding;
+    let rows = c.layout.rows;
+    let checked = if w.desc.last_seg { w.desc.rows_active } else { 0 };
+    let sm = &mut w.softmax.samples[i];
+    sm.m = m;
+    sm.sum = sum;
+    for t in 0..rows {
+        let a = w.cells[i * rows + t].z as i128;
+        let x = if t < checked { a - m } else { 0 };
+        // above the maximum there is no exponential to give: keep the old one
+        if let Some(e) = exp_neg(x, rounding) {
+            sm.exp[t] = e;
+        }
+        let (p, r) =
+            zkstep_core::fixed::div_round(sm.exp[t].value * 1_000_000_000, sum, rounding).unwrap();
+        sm.p[t] = p;
+        sm.p_rem[t] = r;
+    }
+}
+
+/// Claims (M, Σ) about a row `z` other than its own under which every
+/// probability of the row stays what it is (so that only the softmax's
+/// claims checks can tell): with `move_max`, M + δ and the sum of the
+/// exponentials under it; else the true M and Σ + δ; the least δ ≥ 1.
+fn claim_keeping_p(z: &[i128], rounding: zkstep_core::fixed::Rounding, move_max: bool) -> (i128, i128) {
+    use zkstep_core::softmax::{exp_neg, softmax_trace};
+    let honest = softmax_trace(z, rounding).unwrap();
+    let probs = |m: i128, sum: Option<i128>| -> (i128, Vec<i128>) {
+        let e: Vec<i128> = z.iter().map(|&a| exp_neg(a - m, rounding).unwrap().value).collect();
+        let sum = sum.unwrap_or_else(|| e.iter().sum());
+        let p = e
+            .iter()
+            .map(|&v| zkstep_core::fixed::div_round(v * 1_000_000_000, sum, rounding).unwrap().0)
+            .collect();
+        (sum, p)
+    };
+    for delta in 1..10_000 {
+        let (m, sum) = if move_max {
+            (honest.m + delta, None)
+        } else {
+            (honest.m, Some(honest.sum + delta))
+        };
+        let (sum, p) = probs(m, sum);
+        if p == honest.p && (m, sum) != (honest.m, honest.sum) {
+            return (m, sum);
+        }
+    }
+    panic!("no claim keeps every probability of {z:?}");
+}
+
+/// Cross-entropy's softmax, cut across the top layer's folds (5 classes, 2
+/// a tile: three top folds, the last with a padded row): each claim and
+/// each value is rejected when wrong, and where.
 #[test]
 fn cross_entropy_mutations_are_rejected() {
-    let toml = "batch_size = 2\nloss = \"cross_entropy\"\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 3\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 3\n";
-    let c = case(toml, Some(4), 8);
-    let f = fold_of(&c, 2);
-    assert!(c.witnesses[f].desc.is_top);
-    rejects(&c, f, "softmax/s0/max/attained", |w| w.softmax[0].m += 1);
-    rejects(&c, f, "softmax/s1/exp2", |w| w.softmax[1].exp[2].value += 1);
-    rejects(&c, f, "softmax/s0/p1", |w| w.softmax[0].p[1] += 1);
+    let toml = "batch_size = 2\nloss = \"cross_entropy\"\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 3\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 5\n";
+    let c = case(toml, Some(2), 8);
+    let tops: Vec<usize> = (0..c.witnesses.len())
+        .filter(|&f| c.witnesses[f].desc.is_top)
+        .collect();
+    assert_eq!(tops.len(), 3, "5 classes in tiles of 2");
+    let f = tops[0];
+    let full = |i: usize| c.witnesses[f].softmax.samples[i].clone();
+    // where sample 0's maximum is, and a checked unit that is not it
+    let holder = *tops
+        .iter()
+        .find(|&&g| c.witnesses[g].softmax.argmax[0].is_some())
+        .unwrap();
+    let hit = c.witnesses[holder].softmax.argmax[0].unwrap();
+    let across = |needle: &str, mutate: &dyn Fn(&mut TileWitness)| {
+        let mut ws = c.witnesses.clone();
+        for &g in &tops {
+            mutate(&mut ws[g]);
+        }
+        match run_all(&c.layout, &ws, &c.z0) {
+            Ok(_) => panic!("a mutation of every top fold was accepted ({needle})"),
+            Err((g, path)) => assert!(path.contains(needle), "fold {g} failed at {path}, expected …{needle}…"),
+        }
+    };
+    // sample i's whole row (A = Z: no ReLU on top) and softmax
+    let trace = zkstep_core::step(&c.spec, &c.before, &c.batch).unwrap();
+    let row = |i: usize| -> Vec<i128> {
+        trace.forward[1].out.row(i).iter().map(|&v| v as i128).collect()
+    };
+    let rounding = c.layout.spec.rounding;
+    // a wrong maximum, claimed alike in every top fold with every value
+    // derived from it and every probability unchanged (so no loss identity
+    // sees it): above the row's, no unit attains it
+    let (m0, sum0) = claim_keeping_p(&row(0), rounding, true);
+    across(&format!("softmax/s0/hit{hit}_at_max"), &|w| {
+        claim_softmax(&c, w, 0, m0, sum0)
+    });
+    // below it: the maximum's unit has no exponential (its reduction k < 0)
+    let s0 = full(0);
+    across("softmax/s0/exp", &|w| claim_softmax(&c, w, 0, s0.m - 1, s0.sum));
+    // a wrong sum of exponentials, alike everywhere, every probability
+    // unchanged: the running sums do not settle at the top layer's last fold
+    let (m1, sum1) = claim_keeping_p(&row(1), rounding, false);
+    across("softmax_claims/settled", &|w| claim_softmax(&c, w, 1, m1, sum1));
+    let s1 = full(1);
+    // another sum in one fold only: its claims are not the first fold's
+    rejects(&c, tops[1], "softmax_claims/claims_kept", |w| {
+        claim_softmax(&c, w, 1, s1.m, s1.sum + 1)
+    });
+    let elsewhere = *tops.iter().find(|&&g| g != holder && g != f).unwrap();
+    rejects(&c, elsewhere, "softmax_claims/claims_kept", |w| {
+        claim_softmax(&c, w, 0, m0, sum0)
+    });
+    // the maximum claimed at a unit that does not attain it
+    rejects(&c, holder, "softmax/s0/hit", |w| {
+        w.softmax.argmax[0] = Some(1 - hit)
+    });
+    // no unit marked: the hits do not sum to one
+    rejects(&c, holder, "softmax_claims/settled", |w| {
+        w.softmax.argmax[0] = None
+    });
+    // a hit on the last fold's padded row (which enters at the maximum)
+    let last = tops[2];
+    assert_eq!(c.witnesses[last].desc.rows_active, 1);
+    rejects(&c, last, "softmax/s1/hit1_checked", |w| {
+        w.softmax.argmax[1] = Some(1)
+    });
+    rejects(&c, f, "softmax/s1/exp1", |w| w.softmax.samples[1].exp[1].value += 1);
+    // a probability one unit off, alone and with its remainder moved by 2Σ
+    rejects(&c, f, "softmax/s0/p1", |w| w.softmax.samples[0].p[1] += 1);
     rejects(&c, f, "softmax/s0/p1/r_", |w| {
-        let sm = &mut w.softmax[0];
+        let sm = &mut w.softmax.samples[0];
         sm.p[1] -= 1;
         sm.p_rem[1] += 2 * sm.sum;
     });
     rejects(&c, f, "softmax/s1/loss0", |w| {
         w.cells[c.layout.rows].da += 1
     });
-    // a masked row cannot raise the maximum: its activation made the
-    // largest (nothing else checks a masked cell) and claimed as the
-    // maximum fails where the maximum must be attained, since the masked
-    // row enters the softmax as a copy of row 0 (issue 30, finding 12)
-    assert_eq!(c.layout.rows, 4);
-    rejects(&c, f, "softmax/s0/max/attained", |w| {
-        let v = w.softmax[0].m + 1_000_000_000;
-        w.cells[3].z = v as i64;
-        w.cells[3].s = 1; // its ReLU sign, still pinned on a masked cell
-        w.softmax[0].m = v;
-    });
-    // another label: Y of sample 0 moved from class 0 to class 1
+    // another label: Y of sample 0 moved from unit 0 to unit 1
     rejects(&c, f, "softmax/s0/loss", |w| {
         w.cells[0].y -= 1_000_000_000;
         w.cells[1].y += 1_000_000_000;
@@ -502,11 +610,11 @@ fn cross_entropy_mutations_are_rejected() {
 }
 
 /// A top tile with no active row: X wider than the folds carry continues
-/// layer 1 with such tiles, and here layer 1 is the top. Its softmax sums
-/// `Σ_t m_t·e_t + (1 − m₀)·S` = S (the `empty` term), so it divides by 2S
-/// and not by 0: the honest fold holds, and each p is still pinned by its
+/// layer 1 with such tiles, and here layer 1 is the top. It checks no unit
+/// (every entry at the maximum, nothing added to the sums) but carries the
+/// row's claims: the honest fold holds, and each p is still pinned by its
 /// division (a p off by one, its remainder moved by 2Σ to keep the
-/// identity, fails the remainder's range) (issue 30, finding 12).
+/// identity, fails the remainder's range), its claims by the first fold's.
 #[test]
 fn an_empty_top_tile_keeps_its_softmax_pinned() {
     let toml = "batch_size = 32\nloss = \"cross_entropy\"\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 64\noutputs = 2\n";
@@ -516,14 +624,38 @@ fn an_empty_top_tile_keeps_its_softmax_pinned() {
         .iter()
         .position(|w| w.desc.is_top && w.desc.rows_active == 0)
         .expect("the layout has a top tile with no active row");
-    assert_eq!(c.witnesses[f].softmax[0].sum, 1_000_000_000, "Σ of an empty tile is S");
+    assert!(c.witnesses[f].softmax.samples[0].sum >= 1_000_000_000, "Σ of a row is ≥ S");
     assert!(run_all(&c.layout, &c.witnesses, &c.z0).is_ok());
     rejects(&c, f, "softmax/s0/p0", |w| {
-        let sm = &mut w.softmax[0];
+        let sm = &mut w.softmax.samples[0];
         sm.p[0] -= 1;
         sm.p_rem[0] += 2 * sm.sum;
     });
-    rejects(&c, f, "softmax/s7/p1", |w| w.softmax[7].p[1] += 1);
+    rejects(&c, f, "softmax/s7/p1", |w| w.softmax.samples[7].p[1] += 1);
+    rejects(&c, f, "softmax_claims/claims_kept", |w| {
+        let (m, sum) = (w.softmax.samples[3].m, w.softmax.samples[3].sum);
+        claim_softmax(&c, w, 3, m, sum + 1)
+    });
+}
+
+/// A cross-entropy row cut into segments (one unit a fold, SGD, 300
+/// inputs: five segments of 69 weights): the unit is checked in its last
+/// segment only, the earlier ones carry the claims; every fold holds, and a
+/// probability or a claim off in an earlier segment is still rejected.
+#[test]
+fn a_cross_entropy_row_cut_into_segments() {
+    let toml = "batch_size = 2\nloss = \"cross_entropy\"\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 300\noutputs = 3\n";
+    let c = case_segmented(toml, 5, 9);
+    assert_eq!(c.layout.segments, 5);
+    let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap_or_else(|(f, e)| panic!("fold {f}: {e}"));
+    c.layout.check_final(&c.z0, &zn).unwrap();
+    let early = c
+        .witnesses
+        .iter()
+        .position(|w| w.desc.is_top && !w.desc.last_seg && !w.desc.first)
+        .unwrap();
+    rejects(&c, early, "softmax/s1/p0", |w| w.softmax.samples[1].p[0] += 1);
+    rejects(&c, early, "softmax_claims/claims_kept", |w| w.softmax.samples[1].m -= 1);
 }
 
 /// Three steps folded as one segment satisfy every fold and end in the

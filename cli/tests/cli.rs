@@ -505,8 +505,9 @@ fn pytorch_adam_state_imports_with_its_step() {
     let spec = ModelSpec::from_toml_str(&SPEC.replace("lr = 0.1", "kind = \"adam\"")).unwrap();
     let ck = zkstep_core::format::read_checkpoint(&f.p("imp.safetensors"), &spec).unwrap();
     assert_eq!(ck.step, 7);
-    assert_eq!(ck.layers[1].state[0].w.at(0, 3), -125_000_000);
-    assert_eq!(ck.layers[0].state[1].b[2], 62_500_000_000_000_000); // 0.0625 at S²
+    // both moments at S²: −0.125 and 0.0625
+    assert_eq!(ck.layers[1].state[0].w.at(0, 3), -125_000_000_000_000_000);
+    assert_eq!(ck.layers[0].state[1].b[2], 62_500_000_000_000_000);
                                                                     // the imported checkpoint trains on (the next step is update 8)
     assert!(zkstep_core::step(
         &spec,

@@ -158,7 +158,7 @@ pub fn loss_grad(spec: &ModelSpec, out: &Matrix, y: &Matrix) -> Result<LossTrace
                 }
             }
             Loss::CrossEntropy => {
-                let st = softmax_trace(&row, &vec![true; row.len()], spec.rounding)
+                let st = softmax_trace(&row, spec.rounding)
                     .ok_or_else(|| ctx.over("softmax", i, 0))?;
                 // −Σ_j y_j·log_softmax(a)_j in real arithmetic, averaged over the batch
                 let zf: Vec<f64> = row.iter().map(|&v| v as f64 / s).collect();

@@ -8,7 +8,7 @@
 //! a partial file or clobbers an existing one halfway.
 
 use crate::error::{CoreError, Result};
-use crate::fixed::{to_fixed_at, ValueRange, SCALE};
+use crate::fixed::{to_fixed_at, ValueRange, SCALE, SCALE_SQ};
 use crate::model::{Batch, Checkpoint, LayerParams, StateTensor};
 use crate::poseidon::{fr_from_hex, fr_to_hex, Fr};
 use crate::spec::ModelSpec;
@@ -475,8 +475,18 @@ pub fn checkpoint_bytes(path: &Path, spec: &ModelSpec, ckpt: &Checkpoint) -> Res
             t.push((format!("l{l}.{name}b"), vec![st.b.len()], to_bytes(&st.b)));
         }
     }
-    serialize(path, t, base_meta(CHECKPOINT_FORMAT, spec, ckpt.step))
+    let mut meta = base_meta(CHECKPOINT_FORMAT, spec, ckpt.step);
+    if spec.optimizer.adam().is_some() {
+        meta.insert(MOMENT_SCALE_KEY.into(), SCALE_SQ.to_string());
+    }
+    serialize(path, t, meta)
 }
+
+/// The metadata key naming the scale of an Adam checkpoint's moments
+/// (10¹⁸; docs/SEMANTICS.md §3). A checkpoint without it was written when
+/// the first moment was at 10⁹, and reading it as 10¹⁸ would shrink every
+/// m a billion times without a word: it is refused instead.
+pub const MOMENT_SCALE_KEY: &str = "moment_scale";
 
 /// Write a checkpoint atomically.
 pub fn write_checkpoint(path: &Path, spec: &ModelSpec, ckpt: &Checkpoint) -> Result<()> {
@@ -493,6 +503,15 @@ pub fn write_checkpoint_as(path: &Path, spec: &ModelSpec, ckpt: &Checkpoint, rep
 pub fn parse_checkpoint(path: &Path, bytes: &[u8], spec: &ModelSpec) -> Result<Checkpoint> {
     let f = StFile::parse(path, bytes)?;
     f.expect_zkstep(CHECKPOINT_FORMAT, Some(spec))?;
+    if spec.optimizer.adam().is_some() && f.meta(MOMENT_SCALE_KEY) != Some(&SCALE_SQ.to_string()) {
+        return Err(ferr(
+            path,
+            format!(
+                "Adam's first moment is at scale {} here, this zkstep keeps both moments at {SCALE_SQ} (a checkpoint written before the first moment moved to 10¹⁸): import it again (`zkstep import --optimizer-state`) or start from `zkstep init`",
+                f.meta(MOMENT_SCALE_KEY).unwrap_or("10⁹ (no moment_scale in its metadata)")
+            ),
+        ));
+    }
     f.no_extra(&checkpoint_tensor_names(spec))?;
     let step = f
         .meta("step")

@@ -95,11 +95,11 @@ pub fn exp_neg(x: i128, rounding: Rounding) -> Option<ExpTrace> {
 /// One row's softmax with every value the circuit checks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SoftmaxTrace {
-    /// `m = max z` over the active entries.
+    /// `m = max z`.
     pub m: i128,
     /// `exp(z_j − m)` per entry.
     pub exp: Vec<ExpTrace>,
-    /// `Σ e_j` over the active entries (plus S when none is active).
+    /// `Σ e_j`.
     pub sum: i128,
     /// `p_j = div_round(e_j·S, Σe)`.
     pub p: Vec<i128>,
@@ -111,34 +111,17 @@ pub struct SoftmaxTrace {
 /// `e_j = exp(z_j − m)`, `p_j = div_round(e_j·S, Σe)` (a division by the
 /// value-dependent Σe ≥ S, rounded like a rescale). None on overflow.
 pub fn softmax(z: &[i128], rounding: Rounding) -> Option<Vec<i128>> {
-    softmax_trace(z, &vec![true; z.len()], rounding).map(|t| t.p)
+    softmax_trace(z, rounding).map(|t| t.p)
 }
 
-/// [`softmax`] with its trace, over the entries marked `active` (the
-/// circuit's tile pads a row with copies of entry 0, which are computed
-/// but count in neither the maximum nor the sum; with every entry active
-/// this is the semantics). None on overflow or an empty row.
-pub fn softmax_trace(z: &[i128], active: &[bool], rounding: Rounding) -> Option<SoftmaxTrace> {
-    let m = z
-        .iter()
-        .zip(active)
-        .filter(|(_, &a)| a)
-        .map(|(&v, _)| v)
-        .max()
-        .or_else(|| z.first().copied())?;
+/// [`softmax`] with its trace. None on overflow or an empty row.
+pub fn softmax_trace(z: &[i128], rounding: Rounding) -> Option<SoftmaxTrace> {
+    let m = z.iter().copied().max()?;
     let exp: Vec<ExpTrace> = z
         .iter()
         .map(|&zj| exp_neg(zj.checked_sub(m)?, rounding))
         .collect::<Option<_>>()?;
-    let mut sum: i128 = exp
-        .iter()
-        .zip(active)
-        .filter(|(_, &a)| a)
-        .map(|(e, _)| e.value)
-        .sum();
-    if !active.first().copied().unwrap_or(false) {
-        sum += SCALE_I128;
-    }
+    let sum: i128 = exp.iter().map(|e| e.value).sum();
     let (p, p_rem) = exp
         .iter()
         .map(|e| div_round(e.value.checked_mul(SCALE_I128)?, sum, rounding))
@@ -152,6 +135,47 @@ pub fn softmax_trace(z: &[i128], active: &[bool], rounding: Rounding) -> Option<
         p,
         p_rem,
     })
+}
+
+/// What a fold of `rows` output units, from `j0`, `active` of them in use,
+/// checks of one sample's softmax: the row's maximum and sum (the same in
+/// every fold of the layer), the exponentials and probabilities of its
+/// units (a unit not in use is an entry at the maximum: `exp(0) = S`, its
+/// probability `S²/Σ`), and which of its units attains the maximum (the
+/// first in the row that does; None when another fold holds it). The
+/// semantics is the whole row's [`softmax_trace`]; this only cuts it.
+pub fn softmax_tile(
+    full: &SoftmaxTrace,
+    j0: usize,
+    rows: usize,
+    active: usize,
+    rounding: Rounding,
+) -> Option<(SoftmaxTrace, Option<usize>)> {
+    let at_max = exp_neg(0, rounding)?;
+    let (p_max, r_max) = div_round(at_max.value.checked_mul(SCALE_I128)?, full.sum, rounding)?;
+    let mut t = SoftmaxTrace {
+        m: full.m,
+        exp: Vec::with_capacity(rows),
+        sum: full.sum,
+        p: Vec::with_capacity(rows),
+        p_rem: Vec::with_capacity(rows),
+    };
+    for r in 0..rows {
+        let j = j0 + r;
+        if r < active {
+            t.exp.push(full.exp.get(j)?.clone());
+            t.p.push(*full.p.get(j)?);
+            t.p_rem.push(*full.p_rem.get(j)?);
+        } else {
+            t.exp.push(at_max.clone());
+            t.p.push(p_max);
+            t.p_rem.push(r_max);
+        }
+    }
+    // the maximum's entry: exp(0), the only one reduced by k = 0, ρ = 0
+    let first = full.exp.iter().position(|e| e.k == 0 && e.rho == 0)?;
+    let hit = (j0..j0 + active).contains(&first).then(|| first - j0);
+    Some((t, hit))
 }
 
 /// The cross-entropy gradient constant `c = round(S / B)`.
@@ -261,6 +285,42 @@ mod tests {
             }
             let total: i128 = p.iter().sum();
             assert!((total - SCALE_I128).abs() <= z.len() as i128, "{z:?}");
+        }
+    }
+
+    /// Cut into tiles of 1–4 units (the last one padded), a row's softmax is
+    /// the whole row's: every tile carries its maximum and sum, the units'
+    /// values are the row's in order, a padded unit sits at the maximum
+    /// (exp(0) = S, p = S²/Σ), and exactly one tile holds the first unit
+    /// attaining the maximum (here a tie: units 1 and 4).
+    #[test]
+    fn tiles_of_a_row_are_the_row() {
+        let z = [3, 9_000_000_000, -2_000_000_000, 7, 9_000_000_000, 0, 5];
+        for rounding in [Rounding::HalfUp, Rounding::Floor] {
+            let full = softmax_trace(&z, rounding).unwrap();
+            for rows in 1..=4 {
+                let mut hits = vec![];
+                let (mut exps, mut ps) = (vec![], vec![]);
+                for j0 in (0..z.len()).step_by(rows) {
+                    let active = rows.min(z.len() - j0);
+                    let (t, hit) = softmax_tile(&full, j0, rows, active, rounding).unwrap();
+                    assert_eq!((t.m, t.sum), (full.m, full.sum));
+                    exps.extend(t.exp[..active].iter().cloned());
+                    ps.extend(t.p[..active].iter().cloned());
+                    for r in active..rows {
+                        assert_eq!(t.exp[r].value, SCALE_I128);
+                        assert_eq!(t.p[r], div_round(SCALE_I128 * SCALE_I128, full.sum, rounding).unwrap().0);
+                    }
+                    if let Some(h) = hit {
+                        hits.push(j0 + h);
+                    }
+                }
+                assert_eq!(exps, full.exp, "{rows} a tile");
+                assert_eq!(ps, full.p, "{rows} a tile");
+                assert_eq!(hits, vec![1], "{rows} a tile");
+            }
+            // a fold that checks none of its units holds no hit
+            assert_eq!(softmax_tile(&full, 0, 2, 0, rounding).unwrap().1, None);
         }
     }
 

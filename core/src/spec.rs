@@ -708,15 +708,6 @@ impl ModelSpec {
         }
     }
 
-    /// The fewest output units a proof's tile may hold: cross-entropy's
-    /// softmax needs a sample's every output in one fold.
-    pub fn min_tile_rows(&self) -> usize {
-        match self.loss {
-            Loss::Mse => 1,
-            Loss::CrossEntropy => self.output_width(),
-        }
-    }
-
     /// Canonical byte encoding: JSON with a fixed key order and only integers.
     pub fn canonical_bytes(&self) -> Vec<u8> {
         let layers: Vec<serde_json::Value> = self

@@ -112,8 +112,8 @@ pub fn import_optimizer_state(
                         ));
                     }
                 }
-                // Adam's second moment is stored at S² (docs/SEMANTICS.md §3)
-                let scale = if *key == "exp_avg_sq" {
+                // Adam's moments are stored at S² (docs/SEMANTICS.md §3)
+                let scale = if key.starts_with("exp_avg") {
                     SCALE_SQ
                 } else {
                     SCALE_I128

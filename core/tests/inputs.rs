@@ -193,6 +193,29 @@ fn the_same_checkpoint_is_written_byte_for_byte_the_same() {
     assert!(header.starts_with("{\"__metadata__\":{\"format\":"), "{header}");
 }
 
+/// An Adam checkpoint written when the first moment was at 10⁹ (no
+/// `moment_scale` in its metadata) is refused by name, not read with every
+/// m a billion times too small.
+#[test]
+fn an_adam_checkpoint_with_the_old_moment_scale_is_refused() {
+    let spec = ModelSpec::from_toml_str(
+        "batch_size = 2\n[optimizer]\nkind = \"adam\"\n[[layers]]\ninputs = 3\noutputs = 2\n",
+    )
+    .unwrap();
+    let ck = zkstep_core::model::Checkpoint::init(&spec, 7);
+    let path = Path::new("old-adam.safetensors");
+    let mut bytes = zkstep_core::format::checkpoint_bytes(path, &spec, &ck).unwrap();
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&bytes[8..8 + n]).unwrap().to_string();
+    let key = "\"moment_scale\":\"1000000000000000000\",";
+    assert!(header.contains(key), "{header}");
+    // the same header without the key, blanked to keep every offset
+    let old = header.replace(key, &" ".repeat(key.len()));
+    bytes[8..8 + n].copy_from_slice(old.as_bytes());
+    let e = zkstep_core::format::parse_checkpoint(path, &bytes, &spec).unwrap_err().to_string();
+    assert!(e.contains("old-adam.safetensors") && e.contains("first moment") && e.contains("import it again"), "{e}");
+}
+
 #[test]
 fn cross_entropy_targets_must_be_distributions() {
     use zkstep_core::format::{read_dataset_for, write_float_dataset};

@@ -5,7 +5,7 @@
 //! batches (the digits example, `examples/tests/float64.rs`).
 
 use zkstep_core::fixed::{to_real, SCALE};
-use zkstep_core::spec::{Activation, Loss, Optimizer};
+use zkstep_core::spec::{Activation, AdamHyper, Loss, Optimizer};
 use zkstep_core::{Checkpoint, Matrix, ModelSpec};
 
 /// One layer in float64: weights `[outputs][inputs]` row-major, biases, and
@@ -34,8 +34,18 @@ fn reals(v: &[i64]) -> Vec<f64> {
 }
 
 impl Model {
-    /// The reals a fixed-point checkpoint stands for.
-    pub fn from_checkpoint(ck: &Checkpoint) -> Self {
+    /// The reals a fixed-point checkpoint of `spec` stands for (Adam's
+    /// moments are at scale S², every other value at S).
+    pub fn from_checkpoint(spec: &ModelSpec, ck: &Checkpoint) -> Self {
+        let adam = spec.optimizer.adam().is_some();
+        let state = |v: &[i64]| -> Vec<f64> {
+            let r = reals(v);
+            if adam {
+                r.iter().map(|x| x / SCALE as f64).collect()
+            } else {
+                r
+            }
+        };
         Model {
             step: ck.step,
             layers: ck
@@ -47,7 +57,7 @@ impl Model {
                     state: lp
                         .state
                         .iter()
-                        .map(|st| (reals(&st.w.data), reals(&st.b)))
+                        .map(|st| (state(&st.w.data), state(&st.b)))
                         .collect(),
                 })
                 .collect(),
@@ -231,10 +241,6 @@ pub fn step(spec: &ModelSpec, m: &mut Model, x: &[Vec<f64>], y: &[Vec<f64>]) -> 
                     }
                 }
                 Optimizer::Adam(h) => {
-                    let (b1, b2) = (h.beta1_fx as f64 / s, h.beta2_fx as f64 / s);
-                    let (eps, wd) = (h.eps_fx as f64 / s, h.weight_decay_fx as f64 / s);
-                    let decoupled = h.decoupled;
-                    let (bc1, bc2) = (1.0 - b1.powi(t), 1.0 - b2.powi(t));
                     let (ms, vs) = layer.state.split_at_mut(1);
                     let (mm, vv) = if part == 0 {
                         (&mut ms[0].0, &mut vs[0].0)
@@ -244,19 +250,56 @@ pub fn step(spec: &ModelSpec, m: &mut Model, x: &[Vec<f64>], y: &[Vec<f64>]) -> 
                     for (((pv, gv), mv), sv) in
                         p.iter_mut().zip(g).zip(mm.iter_mut()).zip(vv.iter_mut())
                     {
-                        let g = if decoupled {
-                            *pv *= 1.0 - lr * wd;
-                            *gv
-                        } else {
-                            gv + wd * *pv
-                        };
-                        *mv = b1 * *mv + (1.0 - b1) * g;
-                        *sv = b2 * *sv + (1.0 - b2) * g * g;
-                        *pv -= lr / bc1 * *mv / (sv.sqrt() / bc2.sqrt() + eps);
+                        (*pv, *mv, *sv) = adam_update(&h, t, (*pv, *mv, *sv), *gv);
                     }
                 }
             }
         }
     }
     l
+}
+
+/// PyTorch's Adam or AdamW update number `t` of one parameter in float64:
+/// `(θ, m, v)` and the gradient g give `(θ', m', v')`.
+pub fn adam_update(h: &AdamHyper, t: i32, (theta, m, v): (f64, f64, f64), g: f64) -> (f64, f64, f64) {
+    let s = SCALE as f64;
+    let lr = h.lr_fx as f64 / s;
+    let (b1, b2) = (h.beta1_fx as f64 / s, h.beta2_fx as f64 / s);
+    let (eps, wd) = (h.eps_fx as f64 / s, h.weight_decay_fx as f64 / s);
+    let (bc1, bc2) = (1.0 - b1.powi(t), 1.0 - b2.powi(t));
+    let (theta, g) = if h.decoupled {
+        (theta * (1.0 - lr * wd), g)
+    } else {
+        (theta, g + wd * theta)
+    };
+    let m = b1 * m + (1.0 - b1) * g;
+    let v = b2 * v + (1.0 - b2) * g * g;
+    (theta - lr / bc1 * m / (v.sqrt() / bc2.sqrt() + eps), m, v)
+}
+
+/// The largest |θ' − float64| of one fixed-point Adam step's parameters,
+/// the float64 update taken from the same stored θ, m, v and the same
+/// gradient the fixed point used: the optimizer's own error, without the
+/// gradient's (None for another optimizer).
+pub fn adam_own_error(spec: &ModelSpec, before: &Checkpoint, trace: &zkstep_core::StepTrace) -> Option<f64> {
+    let h = spec.optimizer.adam()?;
+    let s = SCALE as f64;
+    let t = (before.step + 1) as i32;
+    let mut worst = 0f64;
+    for (l, lp) in before.layers.iter().enumerate() {
+        let zkstep_core::optim::UpdateTrace::Adam(at) = &trace.backward.get(l)?.update else {
+            return None;
+        };
+        let (m, v) = (lp.state.first()?, lp.state.get(1)?);
+        let params = lp.w.data.iter().chain(&lp.b);
+        let moments = m.w.data.iter().chain(&m.b).zip(v.w.data.iter().chain(&v.b));
+        let grads = at.dw.iter().map(|&g| g as i128).chain(at.b.iter().map(|e| e.g - e.l2));
+        let news = at.w.iter().chain(&at.b);
+        for (((&th, (&mv, &vv)), g), new) in params.zip(moments).zip(grads).zip(news) {
+            let state = (to_real(th), mv as f64 / (s * s), vv as f64 / (s * s));
+            let (want, _, _) = adam_update(&h, t, state, g as f64 / s);
+            worst = worst.max((want - new.theta as f64 / s).abs());
+        }
+    }
+    Some(worst)
 }

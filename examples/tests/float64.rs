@@ -34,7 +34,7 @@ fn dataset(n: usize, d_in: usize, classes: usize) -> Dataset {
 /// weight difference, last fixed-point loss, first loss).
 fn compare(spec: &ModelSpec, ds: &Dataset, steps: u64) -> (f64, f64, f64, f64) {
     let mut ck = Checkpoint::init(spec, 3);
-    let mut real = float64::Model::from_checkpoint(&ck);
+    let mut real = float64::Model::from_checkpoint(spec, &ck);
     let (mut gap, mut diff, mut first, mut last) = (0f64, 0f64, 0f64, 0f64);
     for t in 0..steps {
         let b = make_batch(ds, spec.batch_size, t, 7, seeded_salt(7, t));

@@ -4,9 +4,8 @@
 //! Per cell: Z (stored, range-checked) and its rescale remainder (both
 //! bounds), the sign-pinned ReLU selector and the activation (selected by
 //! the descriptor's ReLU flag), Y (stored), dA (stored) and its remainder;
-//! on the top layer `S·dA + r − off = c·(A − Y)` (the MSE gradient, exact)
-//! or, for cross-entropy, `c·(P − Y)` with P each sample's softmax over the
-//! tile's rows (the whole top layer: its tile holds every output);
+//! on the top layer `S·dA + r − off = c·(A − Y)` (the MSE gradient, exact;
+//! cross-entropy's `c·(P − Y)` is the softmax component's, `fold::softmax`);
 //! and `dZ = dA ⊙ s` (or dA). The forward identity that ties Z to the
 //! layer's input is checked by the weight rows (F1); dA on layers below the
 //! top by the input-gradient identity (F3) when the layer above settles.
@@ -16,12 +15,9 @@ use super::ctx::{Ctx, Var};
 use super::desc::{Desc, Flags};
 use ff::PrimeField;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_core::fixed::Rounding;
 use zkstep_core::poseidon::fr_from_i128;
-use zkstep_core::softmax::SoftmaxTrace;
 use zkstep_core::spec::Loss;
-use zkstep_gadgets::arith::{div_rem, exp_neg, max};
-use zkstep_gadgets::expr::{add, add_assign, cst, enforce_eq_if, mul, scale, sub, var, Expr, Fr};
+use zkstep_gadgets::expr::{add, cst, enforce_eq_if, mul, scale, sub, var, Expr, Fr};
 use zkstep_gadgets::fixed::{alloc_remainder, alloc_stored, relu};
 use zkstep_gadgets::range::RangeCheck;
 
@@ -84,14 +80,14 @@ pub(crate) struct CellVars {
     pub dz: Vec<Var>,
 }
 
-/// Synthesize every cell of the tile; with cross-entropy, each sample's
-/// softmax block (`softmax/s{i}/…`) and its loss identities.
+/// Synthesize every cell of the tile (cross-entropy's loss identities
+/// are the softmax component's: `fold::softmax`).
 pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     mut cs: CS,
     rc: &mut R,
     ctx: &Ctx,
     desc: &Desc,
-    w: Option<(&[Cell<i64>], &[SoftmaxTrace])>,
+    w: Option<&[Cell<i64>]>,
 ) -> Result<CellVars, SynthesisError> {
     let flags = &desc.flags;
     let n = ctx.batch * ctx.rows;
@@ -101,134 +97,17 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         grad_lhs: Vec::with_capacity(n),
         dz: Vec::with_capacity(n),
     };
-    let ce = ctx.lay.spec.loss == Loss::CrossEntropy;
-    let c_loss = fr_from_i128(ctx.lay.spec.loss_grad_c() as i128);
+    let mse = (ctx.lay.spec.loss == Loss::Mse)
+        .then(|| fr_from_i128(ctx.lay.spec.loss_grad_c() as i128));
     for i in 0..ctx.batch {
         for t in 0..ctx.rows {
             let c = ctx.cell(i, t);
-            let cw = w.map(|w| &w.0[c]);
+            let cw = w.map(|w| &w[c]);
             let cs = cs.namespace(|| format!("c{i}_{t}"));
-            cell(cs, rc, ctx, flags, (!ce).then_some(c_loss), cw, &mut out)?;
-        }
-    }
-    if ce {
-        let mut cs = cs.namespace(|| "softmax");
-        for i in 0..ctx.batch {
-            let sw = match w {
-                Some((_, sm)) => Some(sm.get(i).ok_or(SynthesisError::AssignmentMissing)?),
-                None => None,
-            };
-            softmax_loss(
-                cs.namespace(|| format!("s{i}")),
-                rc,
-                ctx,
-                desc,
-                c_loss,
-                i,
-                sw,
-                &out,
-            )?;
+            cell(cs, rc, ctx, flags, mse, cw, &mut out)?;
         }
     }
     Ok(out)
-}
-
-/// Sample i's softmax over the tile's rows and the cross-entropy identities
-/// `S·dA + r − off = c·(P − Y)` of its active cells on the top layer.
-/// Inactive rows take a copy of row 0's activation (`x_t = a_0 + m_t·(a_t − a_0)`),
-/// so the maximum is over the active rows; their exponentials are computed
-/// but left out of the sum, which is `Σ_t m_t·e_t + (1 − m_0)·S` (≥ S: the
-/// maximum's exponential is exactly S, and a tile with no active row adds S).
-#[allow(clippy::too_many_arguments)]
-fn softmax_loss<CS: ConstraintSystem<Fr>, R: RangeCheck>(
-    mut cs: CS,
-    rc: &mut R,
-    ctx: &Ctx,
-    desc: &Desc,
-    c_loss: Fr,
-    i: usize,
-    w: Option<&SoftmaxTrace>,
-    out: &CellVars,
-) -> Result<(), SynthesisError> {
-    let rounding = ctx.lay.spec.rounding;
-    let one = ctx.one::<CS>();
-    let a0 = out.act[ctx.cell(i, 0)].clone();
-    let mut xs = vec![a0.clone()];
-    for t in 1..ctx.rows {
-        let d = sub(&out.act[ctx.cell(i, t)], &a0);
-        let md = mul(
-            cs.namespace(|| format!("x{t}")),
-            &var(&desc.row_mask[t]),
-            &d,
-        )?;
-        xs.push(add(&a0, &var(&md)));
-    }
-    let m = max(
-        cs.namespace(|| "max"),
-        rc,
-        &xs,
-        ctx.bits + 1,
-        w.map(|w| w.m),
-    )?;
-    let mut sum = mul(
-        cs.namespace(|| "empty"),
-        &sub(&one, &var(&desc.row_mask[0])),
-        &cst::<CS>(Fr::from_u128(ctx.s)),
-    )
-    .map(|v| var(&v))?;
-    let mut es = Vec::with_capacity(ctx.rows);
-    for (t, x) in xs.iter().enumerate() {
-        let e = exp_neg(
-            cs.namespace(|| format!("exp{t}")),
-            rc,
-            &sub(x, &var(&m)),
-            ctx.bits + 2,
-            rounding,
-            w.map(|w| &w.exp[t]),
-        )?;
-        let me = mul(
-            cs.namespace(|| format!("sum{t}")),
-            &var(&desc.row_mask[t]),
-            &var(&e),
-        )?;
-        add_assign(&mut sum, &var(&me));
-        es.push(e);
-    }
-    // p_t = div_round(e_t·S, Σ): 2·S·e_t + off(2Σ) = p_t·2Σ + r
-    let two_sum = scale(&sum, Fr::from(2u64));
-    let d_bits = 32 + usize::BITS - ctx.rows.leading_zeros();
-    for (t, e) in es.iter().enumerate() {
-        let twice = scale(&var(e), Fr::from_u128(2 * ctx.s));
-        let num = match rounding {
-            Rounding::HalfUp => add(&twice, &sum),
-            Rounding::Floor => twice,
-        };
-        let (p, _) = div_rem(
-            cs.namespace(|| format!("p{t}")),
-            rc,
-            &num,
-            &two_sum,
-            d_bits,
-            32,
-            w.map(|w| w.p[t]),
-            w.map(|w| w.p_rem[t]),
-        )?;
-        // top layer, active row: S·dA + r − off = c·(P − Y)
-        let c = ctx.cell(i, t);
-        let on = mul(
-            cs.namespace(|| format!("on{t}")),
-            &desc.flags.is_top,
-            &var(&desc.row_mask[t]),
-        )?;
-        let rhs = scale(&sub(&var(&p), &out.cells[c].y), c_loss);
-        enforce_eq_if(
-            cs.namespace(|| format!("loss{t}")),
-            &var(&on),
-            &out.grad_lhs[c],
-            &rhs,
-        );
-    }
-    Ok(())
 }
 
 fn cell<CS: ConstraintSystem<Fr>, R: RangeCheck>(

@@ -18,6 +18,8 @@ pub(crate) struct Powers {
     pub gamma: Vec<Expr>,
     /// `ρ^{i·n_max}` for each sample i.
     pub sample: Vec<Expr>,
+    /// `ρ^{n_max}`, the step between samples.
+    pub stride: Expr,
     /// ρ^{j0} of this tile.
     pub rho_off: Var,
     /// γ^{j0} of this tile.
@@ -101,6 +103,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         rho,
         gamma,
         sample,
+        stride,
         rho_off,
         gamma_off,
         rho_k0,

@@ -8,6 +8,7 @@
 //! | [`desc`] | descriptor, schedule chain, row masks | `desc/…` |
 //! | [`challenges`] | powers of ρ and γ, tile offsets | `pow/…` |
 //! | [`cells`] | Z, ReLU, Y, dA per (sample, row) | `cells/c{i}_{t}/…` |
+//! | [`softmax`] | cross-entropy: the tile's share of each sample's softmax, its loss identities, the claimed maximum and sum | `softmax/s{i}/…`, `softmax_claims/…` |
 //! | [`produce`] | τA records, Aρ shares, F3 left side, D(X), D(Y) | `out/…` |
 //! | [`consume`] | τA and Aρ claims about the layer's input | `in/…` |
 //! | [`rows`] | W, W′, b, b′, the optimizer's update, F1/F2/F3, commitments | `rows/row{t}/…` |
@@ -42,6 +43,7 @@ pub mod lookup;
 pub(crate) mod produce;
 pub mod rows;
 pub(crate) mod settle;
+pub mod softmax;
 
 use crate::layout::Layout;
 use crate::update::{adam::Adam, momentum::Momentum, sgd::Sgd, UpdateGadget};
@@ -252,13 +254,34 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         rc,
         ctx,
         &desc,
-        w.map(|w| (w.cells.as_slice(), w.softmax.as_slice())),
+        w.map(|w| w.cells.as_slice()),
     )?;
-    let (produced, consumed) = after_challenges(|| {
+    let sm = match ctx.lay.slots.softmax {
+        Some(_) => Some(softmax::synthesize(
+            cs.namespace(|| "softmax"),
+            rc,
+            ctx,
+            &desc,
+            &cells,
+            w.map(|w| &w.softmax),
+        )?),
+        None => None,
+    };
+    let (produced, consumed, sm_claims) = after_challenges(|| {
         let produced = produce::synthesize(cs.namespace(|| "out"), ctx, &desc, &pw, &cells)?;
         let consumed =
             consume::synthesize(cs.namespace(|| "in"), ctx, &desc, &pw, w.map(|w| &w.links))?;
-        Ok::<_, SynthesisError>((produced, consumed))
+        let sm_claims = match &sm {
+            Some(sv) => Some(softmax::claims(
+                cs.namespace(|| "softmax_claims"),
+                ctx,
+                &desc,
+                &pw,
+                sv,
+            )?),
+            None => None,
+        };
+        Ok::<_, SynthesisError>((produced, consumed, sm_claims))
     })?;
     let inputs = rows::RowInputs {
         desc: &desc,
@@ -290,6 +313,7 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         consumed: &consumed,
         rows: &rows_out,
         inputs: &x,
+        softmax: sm_claims,
     };
     let z_next = after_challenges(|| {
         settle::synthesize(

@@ -34,6 +34,8 @@ pub(crate) struct Parts<'a> {
     pub consumed: &'a Consumed,
     pub rows: &'a RowsOut,
     pub inputs: &'a InputsOut,
+    /// Cross-entropy: the softmax slots' next values (claims, running sums).
+    pub softmax: Option<(Var, Var)>,
 }
 
 /// The claims carried to the next fold.
@@ -113,6 +115,10 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     out[xs.x_prod] = p.inputs.x_prod.clone();
     for (i, a) in xs.x_ar.clone().zip(&p.inputs.x_ar) {
         out[i] = a.clone();
+    }
+    if let (Some(s), Some((claims, acc))) = (sl.softmax, &p.softmax) {
+        out[s.claims] = claims.clone();
+        out[s.acc] = acc.clone();
     }
     close_step(cs.namespace(|| "close"), ctx, p, &mut out, next)?;
     Ok(out)

@@ -7,10 +7,11 @@
 //! derives from t):
 //! - the decay (AdamW, by S², remainder in the class of lr·λ) or the L2 term
 //!   (Adam, by S), its quotient range-checked;
-//! - `m'` and `v'` stored (range-checked) with their rescales' remainders
-//!   checked from both sides;
-//! - `⌊√v'⌋` ([`isqrt`]; v at scale S², so √v' is at S), `den = rescale_S(√·c₂) + ε` (quotient
-//!   range-checked; ≥ ε ≥ 1 since both factors are ≥ 0);
+//! - `m'` and `v'` stored (range-checked; both at scale S²) with their
+//!   rescales' remainders checked from both sides;
+//! - `round(√(v'·S²))` (√v' at scale S²: [`isqrt`] of 4·v'·S², then halved
+//!   with a boolean carry), `den = rescale_S(√·c₂) + ε·S` at scale S²
+//!   (quotient range-checked; ≥ ε·S ≥ S since both factors are ≥ 0);
 //! - `Δ` by [`div_rem`] of `2·k₁·m' + off` by `2·den`, and `θ' = θ − decay − Δ`.
 //!
 //!
@@ -27,7 +28,9 @@ use zkstep_core::optim::adam::{AdamHyper, AdamLayerTrace, AdamTrace};
 use zkstep_core::poseidon::fr_from_i128;
 use zkstep_core::StateTensor;
 use zkstep_gadgets::arith::{div_rem, isqrt};
-use zkstep_gadgets::expr::{add, alloc, cst, enforce_eq, mul, scale, sub, var, zero, Expr, Fr};
+use zkstep_gadgets::expr::{
+    add, alloc, cst, enforce_bool, enforce_eq, mul, scale, sub, var, zero, Expr, Fr,
+};
 use zkstep_gadgets::fixed::{alloc_stored, rescale_with_q};
 use zkstep_gadgets::range::{bit_len, RangeCheck};
 
@@ -102,10 +105,10 @@ pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         }
     };
 
-    // m' = rescale_S(β₁·m + (S − β₁)·g)
+    // m' = rescale_S(β₁·m + (S − β₁)·g·S), m at scale S²
     let (b1, b2) = (h.beta1_fx as i128, h.beta2_fx as i128);
     let m_new = alloc_stored(cs.namespace(|| "m_new"), rc, tr.map(|t| t.m as i64), bits)?;
-    let zm = add(&scale(&var(&m), f(b1)), &scale(&g_e, f(s - b1)));
+    let zm = add(&scale(&var(&m), f(b1)), &scale(&g_e, f((s - b1) * s)));
     rescale_with_q(
         cs.namespace(|| "m_rescale"),
         rc,
@@ -128,22 +131,33 @@ pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         tr.map(|t| f(t.v_rem)),
     )?;
 
-    // ⌊√v'⌋ (√v at scale S): v' < 2^(bits−1), and isqrt also forces v' ≥ 0
-    let root = isqrt(
-        cs.namespace(|| "sqrt"),
-        rc,
-        &var(&v_new),
-        bits,
-        tr.map(|t| t.sqrt_v as u128),
-    )?;
+    // round(√(v'·S²)) (√v' at scale S²): fl = ⌊√(4·v'·S²)⌋ (v' < 2^(bits−1)
+    // and 4·S² < 2⁶², so 4·v'·S² < 2^(bits+61); isqrt also forces v' ≥ 0),
+    // then fl + 1 = 2·root + c with c boolean: root = ⌊(fl + 1)/2⌋
+    let root = {
+        let mut cs = cs.namespace(|| "sqrt");
+        let four = scale(&var(&v_new), f(4 * s * s));
+        let fl_val = tr.map(|t| zkstep_core::fixed::isqrt((4 * s * s * t.v.max(0)) as u128));
+        let fl = isqrt(cs.namespace(|| "floor"), rc, &four, bits + 61, fl_val)?;
+        let root = alloc(cs.namespace(|| "root"), tr.map(|t| f(t.sqrt_v)))?;
+        let c = alloc(
+            cs.namespace(|| "half"),
+            fl_val.zip(tr).map(|(fl, t)| f(fl as i128 + 1 - 2 * t.sqrt_v)),
+        )?;
+        enforce_bool(cs.namespace(|| "half_bool"), &var(&c));
+        enforce_eq(
+            cs.namespace(|| "round"),
+            &add(&var(&fl), &cst::<CS>(Fr::from(1u64))),
+            &add(&scale(&var(&root), Fr::from(2u64)), &var(&c)),
+        );
+        root
+    };
 
-    // den = rescale_S(root·c₂) + ε
+    // den = rescale_S(root·c₂) + ε·S, at scale S²
     let rc2 = mul(cs.namespace(|| "root_c2"), &var(&root), c2)?;
     let den_q_bits = den_q_bits(bits);
-    let den_q = alloc(
-        cs.namespace(|| "den_q"),
-        tr.map(|t| f(t.den - h.eps_fx as i128)),
-    )?;
+    let eps_s = h.eps_fx as i128 * s;
+    let den_q = alloc(cs.namespace(|| "den_q"), tr.map(|t| f(t.den - eps_s)))?;
     rc.bits(cs.namespace(|| "den_q_range"), &var(&den_q), den_q_bits)?;
     rescale_with_q(
         cs.namespace(|| "den_rescale"),
@@ -153,7 +167,7 @@ pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         &var(&den_q),
         tr.map(|t| f(t.den_rem)),
     )?;
-    let den = add(&var(&den_q), &cst::<CS>(f(h.eps_fx as i128)));
+    let den = add(&var(&den_q), &cst::<CS>(f(eps_s)));
     let two_den = scale(&den, Fr::from(2u64));
 
     // Δ: 2·k₁·m' + off = Δ·(2·den) + r, off = den (half-up) or 0
@@ -163,8 +177,8 @@ pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         Rounding::HalfUp => add(&twice, &den),
         Rounding::Floor => twice,
     };
-    // 2·den ≤ 2·(2^den_q_bits − 1 + ε)
-    let two_den_max = 2 * ((1u128 << den_q_bits) - 1 + h.eps_fx as u128);
+    // 2·den ≤ 2·(2^den_q_bits − 1 + ε·S)
+    let two_den_max = 2 * ((1u128 << den_q_bits) - 1 + eps_s as u128);
     let (delta, _) = div_rem(
         cs.namespace(|| "delta"),
         rc,
@@ -186,15 +200,14 @@ pub fn adam_element<CS: ConstraintSystem<Fr>, R: RangeCheck>(
     })
 }
 
-/// The width of `den_q = rescale_S(⌊√v'⌋·c₂)`, unsigned: the root is below
-/// 2^h (h = ⌈bits/2⌉, v' < 2^(bits−1)) and c₂ = rescale_{√bc₂}(S²) ≤
-/// S²/isqrt(S) + 1 < 2^45 at every step (bc₂ ≥ 1; the verifier supplies
-/// c₂), so den_q < 2^h·2^45/S + 1 < 2^(h+16). Capped at bits − 1, the
-/// non-negative half of the declared range that the executor requires of
-/// it, so the circuit accepts exactly the steps the executor does; at 64
-/// value bits 48 (three limbs) instead of a 64-bit signed check.
+/// The width of `den_q = rescale_S(round(√(v'·S²))·c₂)`, unsigned: the
+/// root is at most 2^h·S (h = ⌈bits/2⌉, v' < 2^(bits−1)) and
+/// c₂ = rescale_{√bc₂}(S²) ≤ S²/isqrt(S) + 1 < 2^45 at every step (bc₂ ≥ 1;
+/// the verifier supplies c₂), so den_q < 2^h·2^45 + 1 < 2^(h+46): every
+/// honest element fits (den is not a stored value, so the executor needs no
+/// check of its own); at 64 value bits 78 (five limbs).
 pub fn den_q_bits(bits: u32) -> u32 {
-    (bits.div_ceil(2) + 16).min(bits - 1)
+    bits.div_ceil(2) + 46
 }
 
 /// The signed width of the weight decay's quotient `rescale_d(c·θ)` for a θ
@@ -234,7 +247,7 @@ impl AdamRow {
     /// its rescale's offset and the denominator is ε.
     pub fn padding(n: usize, h: &AdamHyper, rounding: Rounding) -> Self {
         let off = |d: i128| rounding.offset(d);
-        let den = h.eps_fx as i128;
+        let den = h.eps_fx as i128 * SCALE_I128;
         let trace = AdamTrace {
             decay: 0,
             l2: 0,
@@ -499,7 +512,7 @@ mod tests {
                 // one past the narrowed widths (issue 26): den_q at
                 // 2^den_q_bits, the decay's quotient at 2^(w−1)
                 let dq = den_q_bits(64);
-                assert_eq!(dq, 48);
+                assert_eq!(dq, 78);
                 let (c, d) = if decoupled {
                     (h.lr_fx as i128 * h.weight_decay_fx as i128, s * s)
                 } else {
@@ -508,8 +521,8 @@ mod tests {
                 let wq = decay_bits(c, d, 64);
                 assert_eq!(wq, if decoupled { 48 } else { 58 });
                 let wrong: [(&str, &str, &Edit); 13] = [
-                    ("den_q = 2^48", "den_q_range", &move |w, _| {
-                        w.trace.den = (1 << dq) + h.eps_fx as i128;
+                    ("den_q = 2^78", "den_q_range", &move |w, _| {
+                        w.trace.den = (1 << dq) + h.eps_fx as i128 * s;
                     }),
                     ("decay or L2 quotient one past its width", "wd_q/range", &move |w, _| {
                         if decoupled {
@@ -521,8 +534,8 @@ mod tests {
                     ("θ' + 1", "theta_new", &|_, th| *th += 1),
                     ("m' + 1", "m_rescale", &|w, _| w.trace.m += 1),
                     ("v' + 1", "v_rescale", &|w, _| w.trace.v += 1),
-                    ("√ + 1", "sqrt", &|w, _| w.trace.sqrt_v += 1),
-                    ("√ − 1", "sqrt", &|w, _| w.trace.sqrt_v -= 1),
+                    ("√ + 1", "sqrt/half_bool", &|w, _| w.trace.sqrt_v += 1),
+                    ("√ − 1", "sqrt/half_bool", &|w, _| w.trace.sqrt_v -= 1),
                     ("decay or L2 − 1, r + d", "wd", &move |w, th| {
                         if decoupled {
                             w.trace.decay -= 1;

@@ -217,7 +217,7 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
     let layout = match zkstep_circuits::sizing::layout_for_with(&spec, None, budget, c.compression)
     {
         Ok(l) => l,
-        Err(_) => Layout::new(&spec, spec.min_tile_rows())?,
+        Err(_) => Layout::new(&spec, 1)?,
     };
     let stats = shape_stats(&layout)?;
     let compression = c

@@ -19,11 +19,13 @@ pub fn run(a: InspectArgs) -> Result<()> {
     // (zkstep's files and fixed-point datasets carry `scale`); anything else
     // is shown exactly as stored
     let fixed_point = f.meta("scale") == Some(&zkstep_core::SCALE.to_string());
-    // Adam's second moments (`lN.vw`, `lN.vb` beside `lN.mw`) are stored at
+    // Adam's moments (`lN.mw`, `lN.mb`, `lN.vw`, `lN.vb`) are stored at
     // S² = 10¹⁸; momentum's velocity `v` (no `m` beside it) at S
     let names = f.names();
     let adam = f.meta("format") == Some(CHECKPOINT_FORMAT) && names.iter().any(|n| n.ends_with(".mw"));
-    let at_s2 = |name: &str| adam && (name.ends_with(".vw") || name.ends_with(".vb"));
+    let at_s2 = |name: &str| {
+        adam && [".mw", ".mb", ".vw", ".vb"].iter().any(|e| name.ends_with(e))
+    };
     let mut tensors = vec![];
     for name in names {
         let (dtype, shape) = f.info(&name)?;

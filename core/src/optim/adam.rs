@@ -7,10 +7,12 @@
 //! then `m ← β₁m + (1−β₁)g`, `v ← β₂v + (1−β₂)g²`, and
 //! `θ ← θ − (lr/bc₁)·m / (√v/√bc₂ + ε)` with `bc_i = 1 − β_iᵗ`.
 //!
-//! Every value is an integer at scale S; each product is brought back by
-//! [`rescale`] under the spec's rounding, the root is [`isqrt`] (floor),
-//! and the last quotient is a division by the value-dependent denominator
-//! with [`div_round`] (rounded like a rescale). The step constants
+//! Every value is an integer at scale S (both moments and the denominator
+//! at S²); each
+//! product is brought back by [`rescale`] under the spec's rounding, the
+//! root is [`sqrt_round`] (√v' at scale S², rounded to nearest), and the
+//! last quotient is a division by the value-dependent denominator with
+//! [`div_round`] (rounded like a rescale). The step constants
 //! (`β_iᵗ`, `lr/bc₁`, `1/√bc₂`) are computed from t by the same rescales,
 //! so a verifier recomputes them from the step index alone.
 //!
@@ -131,7 +133,7 @@ pub fn power_after(p: i128, beta: i128, n: u64, rounding: Rounding) -> Option<i1
 pub struct AdamState {
     /// The parameter θ.
     pub theta: i128,
-    /// First moment m.
+    /// First moment m, at scale S².
     pub m: i128,
     /// Second moment v (≥ 0), at scale S².
     pub v: i128,
@@ -148,7 +150,7 @@ pub struct AdamTrace {
     pub wd_rem: i128,
     /// The gradient the moments see (g, plus the L2 term for Adam).
     pub g: i128,
-    /// `m' = rescale_S(β₁·m + (S − β₁)·g)`.
+    /// `m' = rescale_S(β₁·m + (S − β₁)·g·S)`, at scale S².
     pub m: i128,
     /// Its remainder.
     pub m_rem: i128,
@@ -157,19 +159,29 @@ pub struct AdamTrace {
     pub v: i128,
     /// Its remainder.
     pub v_rem: i128,
-    /// `⌊√v'⌋`, √v' at scale S.
+    /// `round(√(v'·S²))` ([`sqrt_round`]), √v' at scale S².
     pub sqrt_v: i128,
-    /// `den = rescale_S(sqrt_v·c₂) + ε` (≥ ε ≥ 1).
+    /// `den = rescale_S(sqrt_v·c₂) + ε·S` at scale S² (≥ ε·S ≥ S).
     pub den: i128,
     /// The remainder of `rescale_S(sqrt_v·c₂)`.
     pub den_rem: i128,
-    /// `Δ`: `2·k₁·m' + off = Δ·(2·den) + r`, `0 ≤ r < 2·den`, off = den
-    /// for half-up rounding, 0 for floor.
+    /// `Δ`: `2·k₁·m' + off = Δ·(2·den) + r`, `0 ≤ r < 2·den` (m' and den
+    /// at S², so Δ at S), off = den for half-up rounding, 0 for floor.
     pub delta: i128,
     /// Its remainder r.
     pub delta_rem: i128,
     /// The new parameter `θ' = θ − decay − Δ`.
     pub theta: i128,
+}
+
+/// `round(√(v·S²))` for a second moment v ≥ 0 at scale S²: √v at scale S²,
+/// rounded to the nearest integer, as `⌊(⌊√(4·v·S²)⌋ + 1) / 2⌋` (which is
+/// `⌊√(v·S²) + ½⌋`). At scale S the floor of √v moved a realistic step by
+/// ≈ 10⁻³ of itself, always the same way: √v' is tens to hundreds of units
+/// there for gradients of 10⁻⁸–10⁻⁷. None for v < 0 or 4·v·S² ≥ 2¹²⁸.
+pub fn sqrt_round(v: i128) -> Option<i128> {
+    let x4 = u128::try_from(v.checked_mul(4 * SCALE_I128 * SCALE_I128)?).ok()?;
+    Some(isqrt(x4).div_ceil(2) as i128)
 }
 
 /// One element's Adam/AdamW update under the step constants `k` and the
@@ -194,9 +206,12 @@ pub fn adam_element(
         (0, r.q, r.r)
     };
     let g = g.checked_add(l2)?;
+    // m at scale S²: β₁·m + (S − β₁)·g·S is at S³ (at S, a moment of a few
+    // units stuck where half-up rounds β₁·m back up, and kept stepping
+    // while PyTorch's decayed)
     let mr = rescale(
         b1.checked_mul(st.m)?
-            .checked_add((s - b1).checked_mul(g)?)?,
+            .checked_add((s - b1).checked_mul(g)?.checked_mul(s)?)?,
         s,
         rounding,
     )?;
@@ -212,9 +227,10 @@ pub fn adam_element(
     if v < 0 {
         return None; // a negative second moment is no Adam state
     }
-    let sqrt_v = isqrt(u128::try_from(v).ok()?) as i128;
+    let sqrt_v = sqrt_round(v)?;
+    // den at scale S²: the root keeps its precision through the division
     let dr = rescale(sqrt_v.checked_mul(k.c2)?, s, rounding)?;
-    let den = dr.q + h.eps_fx as i128;
+    let den = dr.q.checked_add((h.eps_fx as i128).checked_mul(s)?)?;
     let (delta, delta_rem) = div_round(k.k1.checked_mul(m)?, den, rounding)?;
     let theta = st.theta.checked_sub(decay)?.checked_sub(delta)?;
     Some(AdamTrace {
@@ -266,7 +282,6 @@ fn element(
         (tr.m, "m'"),
         (tr.v, "v'"),
         (wd, "weight decay"),
-        (tr.den - h.eps_fx as i128, "Adam denominator"),
         (tr.delta, "Adam step"),
     ] {
         ctx.fit(v, what, i, j)?;
@@ -474,6 +489,87 @@ mod tests {
         }
     }
 
+    /// The first-order-free bound of docs/SEMANTICS.md §5 on one update's
+    /// |θ' − θ*'| in units of S, from the stored inputs: `tr` the update,
+    /// `delta_star` PyTorch's step from the same reals (units of S), `rho`
+    /// the rounding's unit (½ or 1), `dk` the step constants' relative
+    /// error.
+    fn one_step_bound(h: &AdamHyper, k: &AdamStep, tr: &AdamTrace, delta_star: f64, rho: f64, dk: f64) -> f64 {
+        let s = SCALE as f64;
+        let lambda = h.weight_decay_fx as f64 / s;
+        // Adam's L2 term is rounded into the gradient, AdamW's decay into θ
+        let e_g = if !h.decoupled && lambda > 0.0 { rho } else { 0.0 };
+        let e_decay = if h.decoupled && lambda > 0.0 { rho } else { 0.0 };
+        let (b1, b2) = (h.beta1_fx as f64 / s, h.beta2_fx as f64 / s);
+        let g = tr.g.unsigned_abs() as f64;
+        // the moments (units of S²): their rounding and the gradient's
+        let em = rho + (1.0 - b1) * e_g * s;
+        let ev = rho + (1.0 - b2) * (2.0 * g * e_g + e_g * e_g);
+        let v = tr.v as f64;
+        // the root (units of S²): its rounding and v's
+        let er = 0.5 + s * if v > 0.0 { ev.sqrt().min(ev / v.sqrt()) } else { ev.sqrt() };
+        let (c2, k1) = (k.c2 as f64, k.k1 as f64);
+        let den = tr.den as f64;
+        let ed = er * c2 / s + rho + dk * den;
+        let m = tr.m.unsigned_abs() as f64;
+        let den_lo = (den - ed).max(h.eps_fx as f64 * s);
+        rho + e_decay
+            + (k1 * em + dk * k1 * m) / den
+            + k1 * (m + em) * (1.0 + dk) * ed / (den * den_lo)
+            + 1e-9 * delta_star.abs()
+    }
+
+    /// One update from stored (θ, m, v) beside PyTorch's from the same reals
+    /// and the same gradient, for gradients of every size from 10⁻⁸ to 10⁻¹
+    /// (a 60-step trajectory of each, every 7th gradient zero as at a dead
+    /// unit), Adam and AdamW with λ = 0.01, both roundings: within
+    /// [`one_step_bound`] every time, and the step constants within 10⁻⁶ of
+    /// their real values. The figures it prints are BENCHMARKS.md's.
+    #[test]
+    fn one_step_is_within_its_bound_for_gradients_of_every_size() {
+        let (s, dk) = (SCALE as f64, 1e-6);
+        for rounding in [Rounding::HalfUp, Rounding::Floor] {
+            let rho = if rounding == Rounding::HalfUp { 0.5 } else { 1.0 };
+            for decoupled in [false, true] {
+                let mut h = AdamHyper::pytorch_default(decoupled);
+                h.weight_decay_fx = 10_000_000;
+                let lr = h.lr_fx as f64 / s;
+                for e in -8i32..=-1 {
+                    let size = 10f64.powi(e);
+                    let mut st = AdamState { theta: 123_456_789, m: 0, v: 0 };
+                    let mut x = ((e as i64 + 100) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+                    let (mut worst, mut worst_rel) = (0f64, 0f64);
+                    for t in 1..=60u64 {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let u = (x % 2001) as f64 / 1000.0 - 1.0;
+                        let g = if t % 7 == 0 { 0 } else { (u * size * s).round() as i128 };
+                        let k = AdamStep::at(&h, t, rounding).unwrap();
+                        let (b1, b2) = (h.beta1_fx as f64 / s, h.beta2_fx as f64 / s);
+                        let (bc1, bc2) = (1.0 - b1.powi(t as i32), 1.0 - b2.powi(t as i32));
+                        assert!((k.k1 as f64 / s / (lr / bc1) - 1.0).abs() <= dk, "k₁ at {t}");
+                        assert!((k.c2 as f64 / s * bc2.sqrt() - 1.0).abs() <= dk, "c₂ at {t}");
+                        let tr = adam_element(&h, &k, rounding, st, g).unwrap();
+                        let th = st.theta as f64 / s;
+                        let (want, _, _) = adam_f64(&h, t, th, st.m as f64 / (s * s), st.v as f64 / (s * s), g as f64 / s);
+                        let th_d = if decoupled { th * (1.0 - lr * h.weight_decay_fx as f64 / s) } else { th };
+                        let delta_star = (th_d - want) * s;
+                        let err = (tr.theta as f64 - want * s).abs();
+                        let bound = one_step_bound(&h, &k, &tr, delta_star, rho, dk);
+                        assert!(err <= bound, "{rounding:?} decoupled {decoupled} |g| ~ {size:e}, t {t}: {err} units > bound {bound} ({tr:?})");
+                        worst = worst.max(err);
+                        if delta_star.abs() > 0.0 {
+                            worst_rel = worst_rel.max(err / delta_star.abs());
+                        }
+                        st = AdamState { theta: tr.theta, m: tr.m, v: tr.v };
+                    }
+                    eprintln!("{rounding:?} decoupled {decoupled} |g| ≤ {size:e}: worst {worst:.2} units, {worst_rel:.2e} of the step");
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_division_is_rounded_like_a_rescale() {
         let h = AdamHyper::pytorch_default(false);
@@ -485,7 +581,7 @@ mod tests {
         };
         // first step: m' = 0.1·g, v' = 0.001·g², den ≈ |g|·√0.001/√0.001 = |g|
         let tr = adam_element(&h, &k, Rounding::HalfUp, st, 250_000_000).unwrap();
-        assert_eq!(tr.m, 25_000_000);
+        assert_eq!(tr.m, 25_000_000_000_000_000); // 0.025 at S²
         assert_eq!(tr.v, 62_500_000_000_000); // 0.001·0.0625 at S²
                                               // Δ = k₁·m'/den ≈ 0.01·0.025/0.25 = lr
         assert!((tr.delta - h.lr_fx as i128).abs() <= 1, "{tr:?}");
