@@ -516,6 +516,7 @@ mod tests {
         rho + e_decay
             + (k1 * em + dk * k1 * m) / den
             + k1 * (m + em) * (1.0 + dk) * ed / (den * den_lo)
+            // float64's own roundings in the reference (powi, sqrt, the division)
             + 1e-9 * delta_star.abs()
     }
 
