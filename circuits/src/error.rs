@@ -6,8 +6,7 @@ pub enum CircuitError {
     /// A tile must hold at least one output unit.
     #[error("layout: rows per tile must be at least 1")]
     ZeroRows,
-    /// Even the smallest tile (one output unit; cross-entropy: the whole
-    /// output layer) exceeds the fold budget.
+    /// Even the smallest tile (one output unit) exceeds the fold budget.
     #[error("layout: the smallest tile ({rows} output unit(s) a fold) needs {need} constraints per fold, more than the fold budget {budget}; raise --fold-budget, or pass --rows {rows} to accept a fold of that size")]
     OverBudget {
         /// Constraints of the smallest fold.
@@ -17,9 +16,20 @@ pub enum CircuitError {
         /// Rows of the smallest tile.
         rows: usize,
     },
+    /// No fold of the spec fits the budget, however it is cut: refused when
+    /// the spec is first used (`zkstep init`), not at keygen after training.
+    #[error("this spec cannot be proven within a fold budget of {budget} constraints: its smallest fold (one output unit, rows wider than 256 inputs cut into hash blocks of 69 weights) needs {need}, and every sample of the batch ({batch}) adds to every fold; use a smaller batch_size (or a larger --fold-budget, whose prover needs more memory)")]
+    Unprovable {
+        /// Constraints of the smallest fold (or a lower bound on them).
+        need: usize,
+        /// The budget.
+        budget: usize,
+        /// The spec's batch size.
+        batch: usize,
+    },
     /// A row cut into segments where that is not possible.
     #[error(
-        "layout: a row cannot be cut into {segments} segments with {rows} rows a tile (segments need one row a tile, SGD, rows wider than 256 inputs, and a number of segments that divides the row's hash blocks)"
+        "layout: a row cannot be cut into {segments} segments with {rows} rows a tile (segments need one row a tile, rows wider than 256 inputs, and a number of segments that divides the row's hash blocks)"
     )]
     Segments {
         /// Segments asked for.

@@ -37,8 +37,11 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// every commitment and digest with a short record changed; 16:
 /// cross-entropy's softmax cut across the top layer's folds, two more state
 /// slots, and Adam's first moment and root at 10¹⁸ — keys of a
-/// cross-entropy or Adam spec of 15 are for another circuit).
-pub const FILE_VERSION: u32 = 16;
+/// cross-entropy or Adam spec of 15 are for another circuit; 17: a unit's
+/// record interleaves W and its optimizer state a block of 69 values at a
+/// time, so that stateful rows can be cut into segments — the commitments of
+/// momentum and Adam checkpoints changed).
+pub const FILE_VERSION: u32 = 17;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

@@ -171,8 +171,8 @@ impl Layout {
     }
 
     /// Lay out a spec with `rows` output units per tile, each row cut into
-    /// `segments` folds (more than 1 only with one row per tile, SGD, and a
-    /// record width of whole blocks that `segments` divides).
+    /// `segments` folds (more than 1 only with one row per tile and a record
+    /// width of whole blocks that `segments` divides).
     pub fn with_segments(
         spec: &ModelSpec,
         rows: usize,
@@ -187,9 +187,7 @@ impl Layout {
         }
         let n_max = spec.record_width();
         let blocks = n_max / zkstep_core::spec::RECORD_BLOCK;
-        let segmentable = spec.max_inputs() > zkstep_core::spec::SEGMENT_MIN_WIDTH
-            && !spec.optimizer.has_state()
-            && rows == 1;
+        let segmentable = spec.max_inputs() > zkstep_core::spec::SEGMENT_MIN_WIDTH && rows == 1;
         if segments == 0 || (segments > 1 && (!segmentable || !blocks.is_multiple_of(segments))) {
             return Err(CircuitError::Segments { segments, rows });
         }
@@ -595,7 +593,6 @@ mod tests {
         for (segments, rows, s) in [
             (2, 1, spec(300, false)),
             (5, 2, spec(300, false)),
-            (5, 1, spec(300, true)),
             (2, 1, spec(200, false)),
             (0, 1, spec(300, false)),
         ] {
@@ -607,6 +604,9 @@ mod tests {
                 "{segments} segments, {rows} rows"
             );
         }
+        // rows with optimizer state are cut alike
+        let m = Layout::with_segments(&spec(300, true), 1, 5).unwrap();
+        assert_eq!((m.seg_w, m.num_folds()), (69, 15));
         // narrow rows keep their width (records unchanged)
         assert_eq!(Layout::new(&spec(200, false), 1).unwrap().n_max, 200);
     }

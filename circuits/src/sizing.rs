@@ -131,7 +131,7 @@ pub fn count_constraints(layout: &Layout) -> Result<usize, CircuitError> {
 /// constraints and keep the padded instance within [`MAX_PADDED`] (the fold
 /// grows with the rows of a tile; found by doubling, then bisection, with
 /// exact counts). When one output unit is over either bound, a row is cut
-/// into the fewest segments (folds) that fit — SGD rows wider than 256 —
+/// into the fewest segments (folds) that fit — rows wider than 256 —
 /// else one unit per tile however large.
 pub fn fit(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
     fit_within(spec, budget, MAX_PADDED)
@@ -150,16 +150,10 @@ pub fn fit_within(
     // one output unit a tile, whatever the loss
     let least = 1;
     let one = Layout::new(spec, least)?;
-    let one_fits = within(&one)?;
-    if !one_fits {
+    if !within(&one)? {
         // a row over the bounds: cut it into the fewest segments that fit
-        let blocks = one.n_max / zkstep_core::spec::RECORD_BLOCK;
-        for segments in (2..=blocks).filter(|s| least == 1 && blocks.is_multiple_of(*s)) {
-            match Layout::with_segments(spec, 1, segments) {
-                Ok(l) if within(&l)? => return Ok(l),
-                Ok(_) => {}
-                Err(_) => break,
-            }
+        if let Some(l) = cut_to_fit(spec, &one, &within)? {
+            return Ok(l);
         }
         let need = count_constraints(&one)?;
         if need > budget {
@@ -187,10 +181,59 @@ pub fn fit_within(
             hi = mid;
         }
     }
-    if lo == least {
+    if lo == 1 {
         Ok(one)
     } else {
         Layout::new(spec, lo)
+    }
+}
+
+/// One output unit a tile (`one`) with its rows cut into the fewest
+/// segments for which `ok` holds; None when no cut does (or the spec has no
+/// row wider than 256 inputs to cut).
+fn cut_to_fit(
+    spec: &ModelSpec,
+    one: &Layout,
+    ok: &dyn Fn(&Layout) -> Result<bool, CircuitError>,
+) -> Result<Option<Layout>, CircuitError> {
+    let blocks = one.n_max / zkstep_core::spec::RECORD_BLOCK;
+    for segments in (2..=blocks).filter(|s| blocks.is_multiple_of(*s)) {
+        match Layout::with_segments(spec, 1, segments) {
+            Ok(l) if ok(&l)? => return Ok(Some(l)),
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(None)
+}
+
+/// Constraints every sample of the batch adds to every fold at least (its
+/// cells, inputs and claims; at least 2·`MIN_SAMPLE_COST` measured for every
+/// loss and optimizer, `sizing::tests`): a batch larger than the budget over
+/// this is refused without synthesising a fold that size.
+pub const MIN_SAMPLE_COST: usize = 32;
+
+/// Refuse a spec that no fold within `budget` constraints can prove, at any
+/// number of rows or segments ([`fit`] fails for it): what `zkstep init`
+/// asks before a checkpoint is written, so that keygen after training is
+/// never the first to say so.
+pub fn check_provable(spec: &ModelSpec, budget: usize) -> Result<(), CircuitError> {
+    let batch = spec.batch_size;
+    let unprovable = |need| CircuitError::Unprovable {
+        need,
+        budget,
+        batch,
+    };
+    if batch.saturating_mul(MIN_SAMPLE_COST) > budget {
+        return Err(unprovable(batch * MIN_SAMPLE_COST));
+    }
+    let one = Layout::new(spec, 1)?;
+    let need = count_constraints(&one)?;
+    let fits = |l: &Layout| -> Result<bool, CircuitError> { Ok(count_constraints(l)? <= budget) };
+    if need <= budget || cut_to_fit(spec, &one, &fits)?.is_some() {
+        Ok(())
+    } else {
+        Err(unprovable(need))
     }
 }
 

@@ -19,7 +19,7 @@ use crate::update::adam::AdamRow;
 use crate::update::momentum::MomentumRow;
 use crate::update::sgd::SgdRow;
 use crate::update::RowUpdate;
-use zkstep_core::commit::{chain_absorb, commit_batch, commit_params};
+use zkstep_core::commit::{chain_absorb, commit_all};
 use zkstep_core::exec::{StepTrace, UpdateTrace};
 use zkstep_core::fixed::{SCALE_I128, SCALE_SQ};
 use zkstep_core::poseidon::{fr_from_i128, Fr};
@@ -212,15 +212,20 @@ fn fill_row(
     }
     match (&trace.backward[l].update, &mut row.update) {
         (UpdateTrace::Sgd(t), RowUpdate::Sgd(r)) => r.fill(t, j, n_in, k0, d.last_seg),
-        // rows with optimizer state are whole (k0 = 0, one segment)
         (UpdateTrace::Momentum(t), RowUpdate::Momentum(r)) => {
             match (&lp.state[..], &np.state[..]) {
-                ([v], [v2]) => r.fill(t, j, (v.w.row(j), v2.w.row(j)), (v.b[j], v2.b[j])),
+                ([v], [v2]) => r.fill(
+                    t,
+                    j,
+                    (v.w.row(j), v2.w.row(j)),
+                    (v.b[j], v2.b[j]),
+                    (k0, d.last_seg),
+                ),
                 _ => return Err(CircuitError::NoOptimizerState(l + 1)),
             }
         }
         (UpdateTrace::Adam(t), RowUpdate::Adam(r)) => match &lp.state[..] {
-            [m, v] => r.fill(t, j, (m, v)),
+            [m, v] => r.fill(t, j, (m, v), (k0, d.last_seg)),
             _ => return Err(CircuitError::NoOptimizerState(l + 1)),
         },
         _ => return Err(CircuitError::OptimizerMismatch(l + 1)),
@@ -310,11 +315,8 @@ pub fn build_step(
     rho: Fr,
 ) -> Result<(Vec<TileWitness>, StepStatement), CircuitError> {
     let spec = &layout.spec;
-    let commitments = [
-        commit_params(spec, before),
-        commit_params(spec, &trace.after),
-        commit_batch(spec, batch),
-    ];
+    let (c, b) = commit_all(spec, &[before, &trace.after], &[batch]);
+    let commitments = [c[0], c[1], b[0]];
     let nl = layout.spec.layers.len();
     if trace.forward.len() != nl || before.layers.len() != nl {
         return Err(CircuitError::TraceLayers);

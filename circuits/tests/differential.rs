@@ -248,6 +248,45 @@ fn edge_cases_of_the_semantics_satisfy_every_fold() {
     assert!(c.layout.check_final(&c.z0, &zn).is_ok());
 }
 
+/// Rows with optimizer state cut into segments (momentum and Adam, mid-run with non-zero state; 300 inputs, 5 segments of 69 weights): every
+/// fold holds and the final state is the verifier's, so each segment's
+/// state rows are absorbed where the native record puts them. A checkpoint
+/// whose state differs in one weight of an earlier segment, proven in full,
+/// does not open the statement of the checkpoint it claims.
+#[test]
+fn stateful_rows_cut_into_segments_satisfy_every_fold() {
+    use zkstep_circuits::Layout;
+    for kind in [
+        "kind = \"momentum\"\nlr = 0.01\nmu = 0.9",
+        "kind = \"adam\"\nweight_decay = 0.01",
+    ] {
+        let toml = format!("batch_size = 2\n[optimizer]\n{kind}\n[[layers]]\ninputs = 300\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n");
+        let spec = zkstep_core::ModelSpec::from_toml_str(&toml).unwrap();
+        let mut before = zkstep_core::Checkpoint::init(&spec, 9);
+        before.step = 6;
+        for lp in before.layers.iter_mut() {
+            for (s, st) in lp.state.iter_mut().enumerate() {
+                set_state(st, |n| (n as i64 % 7 - 3 + s as i64 * 4) * 1_234_567);
+            }
+        }
+        let batch = case_segmented(&toml, 5, 9).batch;
+        let layout = || Layout::with_segments(&spec, 1, 5).unwrap();
+        let c = case_in(spec.clone(), before.clone(), batch.clone(), layout());
+        assert_eq!((c.layout.seg_w, c.layout.num_folds()), (69, 15), "{kind}");
+        let zn = run_all(&c.layout, &c.witnesses, &c.z0)
+            .unwrap_or_else(|(f, e)| panic!("{kind}: fold {f} unsatisfied at {e}"));
+        c.layout.check_final(&c.z0, &zn).unwrap();
+        // the last state tensor, layer 1, unit 1, weight 100 (its second segment)
+        let mut other = before.clone();
+        let st = other.layers[0].state.last_mut().unwrap();
+        st.w.data[300 + 100] += 1;
+        let o = case_in(spec.clone(), other, batch.clone(), layout());
+        if let Ok(zo) = run_all(&o.layout, &o.witnesses, &c.z0) {
+            assert!(c.layout.check_final(&c.z0, &zo).is_err(), "{kind}");
+        }
+    }
+}
+
 #[test]
 fn rows_cut_into_segments_satisfy_every_fold() {
     // 300 inputs: records padded to 345 = 5 blocks of 69; 5 segments of 69

@@ -100,4 +100,46 @@ fn constraint_counts() {
     .unwrap();
     expect!["rows 1 folds 20 arity 54 limbs 8 slice 16 constraints/fold 20987"]
         .assert_eq(&shape(&Layout::with_segments(&seg, 1, 5).unwrap()));
+    // the same with Adam: its moments cut alike
+    let seg_adam = ModelSpec::from_toml_str(
+        "batch_size = 8\n[optimizer]\nkind = \"adam\"\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
+    )
+    .unwrap();
+    expect!["rows 1 folds 20 arity 57 limbs 8 slice 16 constraints/fold 34630"]
+        .assert_eq(&shape(&Layout::with_segments(&seg_adam, 1, 5).unwrap()));
+}
+
+/// Every sample adds at least 2·`MIN_SAMPLE_COST` constraints to the
+/// smallest fold, for every loss and optimizer (what lets `check_provable`
+/// refuse a large batch without synthesising its fold); a batch too large
+/// for the budget is refused, a 784-input Adam classifier at batch 32 (its
+/// unit over the budget, its row cut in two) is not.
+#[test]
+fn unprovable_specs_are_refused_before_keygen() {
+    use zkstep_circuits::sizing::{check_provable, count_constraints, MIN_SAMPLE_COST};
+    use zkstep_circuits::{CircuitError, DEFAULT_FOLD_BUDGET};
+    let spec = |batch: usize, loss: &str, opt: &str, inputs: usize| {
+        ModelSpec::from_toml_str(&format!(
+            "batch_size = {batch}\nloss = \"{loss}\"\n[optimizer]\n{opt}\n[[layers]]\ninputs = {inputs}\noutputs = 8\nactivation = \"relu\"\n[[layers]]\ninputs = 8\noutputs = 10\n"
+        ))
+        .unwrap()
+    };
+    for loss in ["mse", "cross_entropy"] {
+        for opt in ["lr = 0.01", "kind = \"adamw\"\nlr = 0.01"] {
+            let at = |b| count_constraints(&Layout::new(&spec(b, loss, opt, 4), 1).unwrap()).unwrap();
+            let per = (at(16) - at(8)) / 8;
+            assert!(per >= 2 * MIN_SAMPLE_COST, "{loss} {opt}: {per}");
+        }
+    }
+    let opt = "kind = \"adam\"\nlr = 0.001";
+    assert!(matches!(
+        check_provable(&spec(8192, "cross_entropy", opt, 4), DEFAULT_FOLD_BUDGET),
+        Err(CircuitError::Unprovable { batch: 8192, .. })
+    ));
+    assert!(matches!(
+        check_provable(&spec(1024, "cross_entropy", opt, 4), DEFAULT_FOLD_BUDGET),
+        Err(CircuitError::Unprovable { batch: 1024, .. })
+    ));
+    check_provable(&spec(256, "cross_entropy", opt, 4), DEFAULT_FOLD_BUDGET).unwrap();
+    check_provable(&spec(32, "cross_entropy", opt, 784), DEFAULT_FOLD_BUDGET).unwrap();
 }

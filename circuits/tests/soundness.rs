@@ -403,6 +403,21 @@ fn an_input_wider_than_the_folds_gets_layer_one_tiles_without_rows() {
     rejects(&c32, 1, "x/x0/v0/range", |w| w.x[0] = 1 << 31);
 }
 
+/// An integer learning rate (lr = 2: S divides lr·S, so the bias update's
+/// remainder has one value, the offset, and nothing is looked up for it)
+/// satisfies every fold; a bias remainder one off is rejected (before the
+/// fix a bound of 1 asked the lookup for a 0-bit check and panicked).
+#[test]
+fn an_integer_learning_rate_pins_its_remainder() {
+    let c = case(&TWO_LAYER.replace("lr = 0.1", "lr = 2"), Some(2), 3);
+    let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap_or_else(|(f, e)| panic!("fold {f}: {e}"));
+    c.layout.check_final(&c.z0, &zn).unwrap();
+    rejects(&c, 0, "lr_db/r/r_lt_d", |w| match &mut w.rows[0].update {
+        RowUpdate::Sgd(r) => r.bias_r += 1,
+        _ => panic!("an SGD case"),
+    });
+}
+
 #[test]
 fn segments_of_a_row_are_checked_together() {
     let toml = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 300\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n";
@@ -425,6 +440,35 @@ fn segments_of_a_row_are_checked_together() {
     if let Ok(zn) = run_all(&c.layout, &ws, &c.z0) {
         assert!(c.layout.check_final(&c.z0, &zn).is_err());
     }
+}
+
+/// An Adam row cut into segments (300 inputs, five of 69 weights): in an
+/// earlier segment a moment before, a moment after and θ′ off by one are
+/// each rejected in that fold; the bias, checked on the last segment only,
+/// off by one there.
+#[test]
+fn an_adam_row_cut_into_segments_rejects_its_mutations() {
+    use zkstep_circuits::update::adam::AdamRow;
+    fn adam(u: &mut RowUpdate) -> &mut AdamRow {
+        match u {
+            RowUpdate::Adam(r) => r,
+            _ => panic!("an Adam case"),
+        }
+    }
+    let toml = "batch_size = 2\n[optimizer]\nkind = \"adamw\"\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 2\n";
+    let c = case_segmented(toml, 5, 4);
+    let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap_or_else(|(f, e)| panic!("fold {f}: {e}"));
+    c.layout.check_final(&c.z0, &zn).unwrap();
+    let f = 1;
+    assert!(!c.witnesses[f].desc.last_seg && c.witnesses[f].desc.seg == 1);
+    rejects(&c, f, "adam/m_rescale", |w| {
+        adam(&mut w.rows[0].update).weights[5].el.m += 1
+    });
+    rejects(&c, f, "adam/v_rescale", |w| {
+        adam(&mut w.rows[0].update).weights[5].el.trace.v += 1
+    });
+    rejects(&c, f, "adam/theta_new", |w| w.rows[0].w_new[7] += 1);
+    rejects(&c, 4, "adam_b/theta_new", |w| w.rows[0].b_new += 1);
 }
 
 /// Adam's fold: θ′ or b′ off by one, a moment after off by one, the

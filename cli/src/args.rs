@@ -41,6 +41,10 @@ pub enum Command {
     /// commitment chain from its first checkpoint to its last, naming every
     /// gap, forgery, duplicate or reordering.
     VerifyRun(VerifyRunArgs),
+    /// Merge a federated round: the global model as the reputation-weighted mean of the nodes'
+    /// checkpoints (a round file names τ, the previous global model and each node's checkpoint
+    /// and reputation), models farther than τ from the previous global model weighted zero.
+    Merge(MergeArgs),
     /// Print the built-in demo spec (a starting point for your own).
     ExampleSpec,
     /// Measure what proving one step costs per layer width (each width in its own process):
@@ -77,7 +81,26 @@ pub struct InitArgs {
     /// Seed of the random initialisation.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The fold budget keygen will use (its --fold-budget): a spec that no fold within it can
+    /// prove (a batch too large for one fold) is refused now, not at keygen after training.
+    #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
+    pub fold_budget: usize,
     /// Output file and flags.
+    #[command(flatten)]
+    pub out: OutFile,
+}
+
+/// `zkstep merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Model spec (TOML) every checkpoint of the round is of.
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// Round file (TOML): `tau` (or `tau_fx`), `previous` (the previous global checkpoint) and
+    /// `[[nodes]]` with `checkpoint` and `reputation`; paths relative to the round file.
+    #[arg(long)]
+    pub round: PathBuf,
+    /// The global checkpoint to write, and flags.
     #[command(flatten)]
     pub out: OutFile,
 }

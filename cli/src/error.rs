@@ -23,6 +23,14 @@ pub enum CliError {
     /// A circuit layout could not be built (bench).
     #[error(transparent)]
     Circuit(#[from] zkstep_circuits::CircuitError),
+    /// A spec that no fold within the budget can prove (`init`), named.
+    #[error("{}: {source}", path.display())]
+    Unprovable {
+        /// The spec file.
+        path: PathBuf,
+        /// Why.
+        source: zkstep_circuits::CircuitError,
+    },
     /// A file or directory operation failed.
     #[error("{}: {source}", path.display())]
     Io {

@@ -982,6 +982,130 @@ fn step_count_overflow_is_an_error() {
     assert!(!f.p("run/run.json").exists());
 }
 
+/// `zkstep merge` on a round of 4 nodes (round file: τ, the previous global
+/// model, each node's checkpoint and reputation): the global model is
+/// written and its commitment is `zkstep commit`'s; with τ between the
+/// nodes' distances the farthest is zeroed and said so; bad rounds are
+/// refused naming the file and the reason, and nothing is written.
+#[test]
+fn merge_averages_a_round_and_refuses_bad_ones() {
+    let f = Fx::new();
+    for seed in 0..5 {
+        ok(&[
+            "init",
+            "--spec",
+            &f.s("spec.toml"),
+            "--out",
+            &f.s(&format!("m{seed}.safetensors")),
+            "--seed",
+            &seed.to_string(),
+        ]);
+    }
+    let round = |tau: &str, reps: &[&str]| {
+        let mut t = format!("{tau}\nprevious = \"m0.safetensors\"\n");
+        for (i, r) in reps.iter().enumerate() {
+            t += &format!("[[nodes]]\ncheckpoint = \"m{}.safetensors\"\n{r}\n", i + 1);
+        }
+        t
+    };
+    let reps = ["reputation = 1", "reputation = 2", "reputation = 3", "reputation = 4"];
+    let merge = |text: &str, out: &str| {
+        std::fs::write(f.p("round.toml"), text).unwrap();
+        zkstep(&[
+            "merge",
+            "--spec",
+            &f.s("spec.toml"),
+            "--round",
+            &f.s("round.toml"),
+            "--out",
+            &f.s(out),
+            "--json",
+        ])
+    };
+    let o = merge(&round("tau = 1000", &reps), "g.safetensors");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let nodes = v["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 4);
+    assert!(nodes.iter().all(|n| n["zeroed"] == false && n["weight"] == n["reputation"]));
+    assert_eq!(
+        ok(&["commit", &f.s("g.safetensors"), "--spec", &f.s("spec.toml")]).trim(),
+        v["commitment"].as_str().unwrap()
+    );
+    // τ between the nearest and the farthest node: the farthest weighs nothing
+    let d: Vec<f64> = nodes.iter().map(|n| n["distance"].as_f64().unwrap()).collect();
+    let (lo, hi) = d.iter().fold((f64::MAX, 0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    assert!(lo < hi, "{d:?}");
+    std::fs::write(f.p("round.toml"), round(&format!("tau = {}", (lo + hi) / 2.0), &reps)).unwrap();
+    let text = ok(&[
+        "merge",
+        "--spec",
+        &f.s("spec.toml"),
+        "--round",
+        &f.s("round.toml"),
+        "--out",
+        &f.s("g2.safetensors"),
+    ]);
+    assert!(text.contains("zeroed: ") && text.contains("more than tau"), "{text}");
+    // an existing output is not replaced without --force
+    let before = std::fs::read(f.p("g.safetensors")).unwrap();
+    let o = merge(&round("tau = 1000", &reps), "g.safetensors");
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read(f.p("g.safetensors")).unwrap(), before);
+    // bad rounds
+    std::fs::write(f.p("other.toml"), SPEC.replace("outputs = 1", "outputs = 2")).unwrap();
+    ok(&["init", "--spec", &f.s("other.toml"), "--out", &f.s("m9.safetensors")]);
+    let zero = ["reputation = 0"; 4];
+    let swapped = round("tau = 1000", &reps).replace("m4.safetensors", "m9.safetensors");
+    let twice = round("tau = 1000", &reps).replace("m4.safetensors", "m1.safetensors");
+    for (text, want) in [
+        (round("tau = 1000", &zero), "every node's weight is zero"),
+        (round("tau = 1000", &["reputation = 1", "reputation = -2", "reputation = 3", "reputation = 4"]), "nodes[1].reputation must be in"),
+        (round("tau = 1000", &["reputaton = 1"; 4]), "reputaton"),
+        (round("", &reps), "`tau`"),
+        (swapped, "m9.safetensors"),
+        (twice, "names the same checkpoint as nodes[0]"),
+    ] {
+        let o = merge(&text, "bad.safetensors");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{want}: {err}");
+        assert!(err.contains(want) && !err.contains("panicked"), "{want}: {err}");
+        if want != "m9.safetensors" {
+            assert!(err.contains("round.toml"), "{want}: {err}");
+        }
+        assert!(!f.p("bad.safetensors").exists(), "{want}");
+    }
+}
+
+/// `init` refuses a spec that keygen could not key (a batch too large for
+/// any fold within the budget), naming the file and the reason, before
+/// anything is written; a larger `--fold-budget` is the user's to choose.
+#[test]
+fn init_refuses_a_spec_no_fold_can_prove() {
+    let f = Fx::new();
+    // 8192 samples: over the budget by arithmetic; 2048: by its fold's count
+    for batch in [8192, 2048] {
+        let spec = f.p(&format!("b{batch}.toml"));
+        std::fs::write(&spec, SPEC.replace("batch_size = 4", &format!("batch_size = {batch}"))).unwrap();
+        let e = fails(&["init", "--spec", &f.s(&format!("b{batch}.toml")), "--out", &f.s("c.safetensors")]);
+        assert!(
+            e.contains(&format!("b{batch}.toml")) && e.contains("cannot be proven") && e.contains("smaller batch_size"),
+            "{e}"
+        );
+        assert!(!f.p("c.safetensors").exists());
+    }
+    ok(&[
+        "init",
+        "--spec",
+        &f.s("b2048.toml"),
+        "--out",
+        &f.s("c.safetensors"),
+        "--fold-budget",
+        "2000000",
+    ]);
+    assert!(f.p("c.safetensors").exists());
+}
+
 /// `init` refuses a spec whose value_bits cannot hold the initial weights.
 #[test]
 fn init_refuses_weights_that_do_not_fit_value_bits() {

@@ -20,6 +20,7 @@ pub mod fixed;
 pub mod format;
 pub mod input;
 pub mod lookup;
+pub mod merge;
 pub mod model;
 pub mod optim;
 pub mod poseidon;

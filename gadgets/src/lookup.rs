@@ -360,6 +360,21 @@ mod tests {
     }
 
     #[test]
+    fn a_bound_of_one_pins_zero_without_a_lookup() {
+        for (v, good) in [(0, true), (1, false), (-1, false)] {
+            let (ok, which, qs) = with_logup(|cs, rc| {
+                let a = alloc(cs.namespace(|| "a"), Some(fr_from_i128(v))).unwrap();
+                rc.below(cs.namespace(|| "rem"), &var(&a), 1).unwrap();
+            });
+            assert!(qs.is_empty(), "{v}");
+            assert_eq!(ok, good, "{v}: {which:?}");
+            if !good {
+                assert!(which.unwrap().contains("r_lt_d"), "{v}");
+            }
+        }
+    }
+
+    #[test]
     fn a_64_bit_check_costs_one_constraint_then_four() {
         let mut cs = TestConstraintSystem::<Fr>::new();
         let a = alloc(cs.namespace(|| "a"), Some(Fr::from(99u64))).unwrap();

@@ -133,6 +133,12 @@ pub trait RangeCheck {
     /// Enforce `0 ≤ e < bound` with both sides checked: a single
     /// ⌈log₂ bound⌉-bit check would admit `e ∈ [bound, 2^⌈log₂ bound⌉)`.
     fn below<CS: ConstraintSystem<Fr>>(&mut self, mut cs: CS, e: &Expr, bound: u128) -> Result<()> {
+        if bound == 1 {
+            // [0, 1): e is 0, nothing to look up (a remainder of c·x by a d
+            // that divides c, as an integer learning rate at scale S makes)
+            crate::expr::enforce_eq(cs.namespace(|| "r_lt_d"), e, &crate::expr::zero());
+            return Ok(());
+        }
         let nb = self.two_sided_width(bit_len(bound - 1));
         self.bits(cs.namespace(|| "r_ge_0"), e, nb)?;
         let upper = crate::expr::sub(&crate::expr::cst::<CS>(Fr::from_u128(bound - 1)), e);

@@ -16,11 +16,11 @@ use clap::Parser;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use zkstep_circuits::files::{self, FileError, FileKind, ParamsKind};
-use zkstep_core::commit::{commit_batch, commit_params};
+use zkstep_core::commit::commit_all;
 use zkstep_core::format::{read_batch, read_checkpoint, read_input, Input};
 use zkstep_core::input::peek;
 use zkstep_core::poseidon::fr_to_hex;
-use zkstep_core::ModelSpec;
+use zkstep_core::{Batch, Checkpoint, Fr, ModelSpec};
 use zkstep_verifier::{
     check_ceremony, panic_message, read_any_proof, read_verifying_key, verify, verify_segment,
     AnyProof, SegmentProof, Statement, VerifyError, VerifyingKey,
@@ -255,32 +255,32 @@ fn run(a: &Args) -> ExitCode {
             return check_only(a, &vk);
         };
         let mut st = proof.statement();
-        if let Some(p) = &a.before {
-            match read_checkpoint(p, &spec) {
-                Ok(c) => {
-                    st.c_before = commit_params(&spec, &c);
-                    st.step = c.step;
-                }
-                Err(e) => return fail(2, e.to_string()),
-            }
+        // the files first (each error names its file), then their
+        // commitments side by side
+        let read = |p: &Option<PathBuf>| p.as_ref().map(|p| read_checkpoint(p, &spec)).transpose();
+        let (before, after) = match (read(&a.before), read(&a.after)) {
+            (Ok(b), Ok(af)) => (b, af),
+            (Err(e), _) | (_, Err(e)) => return fail(2, e.to_string()),
+        };
+        if let Some(c) = &before {
+            st.step = c.step;
         }
-        if let Some(p) = &a.after {
-            match read_checkpoint(p, &spec) {
-                Ok(c) => st.c_after = commit_params(&spec, &c),
-                Err(e) => return fail(2, e.to_string()),
-            }
-        }
+        let mut batch = None;
         if let Some(p) = a.batch.first() {
             match read_batch(p, &spec) {
                 Ok((b, label)) => {
                     if let Err(m) = batch_for_step(p, label, st.step) {
                         return fail(1, m);
                     }
-                    st.c_batch = commit_batch(&spec, &b)
+                    batch = Some(b);
                 }
                 Err(e) => return fail(2, e.to_string()),
             }
         }
+        let (first, last, cb) = commitments(&spec, &before, &after, batch.as_slice());
+        st.c_before = first.unwrap_or(st.c_before);
+        st.c_after = last.unwrap_or(st.c_after);
+        st.c_batch = cb.first().copied().unwrap_or(st.c_batch);
         expected = Some(st);
     }
     let Some((proof_path, proof)) = proof else {
@@ -364,26 +364,47 @@ fn segment_expected(
         ));
     }
     let mut st = proof.payload.statement;
-    if let Some(p) = &a.before {
-        let c = read_checkpoint(p, &spec).map_err(|e| fail(2, e.to_string()))?;
-        st.c_start = commit_params(&spec, &c);
+    let read = |p: &Option<PathBuf>| {
+        p.as_ref()
+            .map(|p| read_checkpoint(p, &spec))
+            .transpose()
+            .map_err(|e| fail(2, e.to_string()))
+    };
+    let (start, end) = (read(&a.before)?, read(&a.after)?);
+    if let Some(c) = &start {
         st.step = c.step;
     }
-    if let Some(p) = &a.after {
-        let c = read_checkpoint(p, &spec).map_err(|e| fail(2, e.to_string()))?;
-        st.c_end = commit_params(&spec, &c);
+    let mut batches = Vec::with_capacity(a.batch.len());
+    for (i, p) in a.batch.iter().enumerate() {
+        let (b, label) = read_batch(p, &spec).map_err(|e| fail(2, e.to_string()))?;
+        batch_for_step(p, label, st.step.saturating_add(i as u64)).map_err(|m| fail(1, m))?;
+        batches.push(b);
     }
-    if !a.batch.is_empty() {
-        let mut cs = Vec::with_capacity(a.batch.len());
-        for (i, p) in a.batch.iter().enumerate() {
-            let (b, label) = read_batch(p, &spec).map_err(|e| fail(2, e.to_string()))?;
-            batch_for_step(p, label, st.step.saturating_add(i as u64)).map_err(|m| fail(1, m))?;
-            cs.push(commit_batch(&spec, &b));
-        }
-        st.batches = vk.layout.batches_digest(&cs);
-        st.steps = cs.len() as u64;
+    let (first, last, cb) = commitments(&spec, &start, &end, &batches);
+    st.c_start = first.unwrap_or(st.c_start);
+    st.c_end = last.unwrap_or(st.c_end);
+    if !batches.is_empty() {
+        st.batches = vk.layout.batches_digest(&cb);
+        st.steps = cb.len() as u64;
     }
     Ok(Some(st))
+}
+
+/// The commitments of the files a user gave (the first and last
+/// checkpoints where given, every batch), side by side: each is a
+/// sequential hash chain.
+fn commitments(
+    spec: &ModelSpec,
+    first: &Option<Checkpoint>,
+    last: &Option<Checkpoint>,
+    batches: &[Batch],
+) -> (Option<Fr>, Option<Fr>, Vec<Fr>) {
+    let ckpts: Vec<&Checkpoint> = first.iter().chain(last.iter()).collect();
+    let (cs, cb) = commit_all(spec, &ckpts, &batches.iter().collect::<Vec<_>>());
+    let mut cs = cs.into_iter();
+    let f = first.as_ref().and_then(|_| cs.next());
+    let l = last.as_ref().and_then(|_| cs.next());
+    (f, l, cb)
 }
 
 /// Verify a segment proof; returns the exit status.

@@ -23,7 +23,7 @@ use super::desc::Desc;
 use crate::update::UpdateGadget;
 use ff::{Field, PrimeField};
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_core::commit::param_record;
+use zkstep_core::commit::{param_record, record_body};
 use zkstep_gadgets::expr::{
     add, add_assign, cst, enforce_eq_if, horner, lin, materialise, mul, scale, sub, var, zero, Expr, Fr,
 };
@@ -144,45 +144,52 @@ fn row<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     // a row's cells, bias and identities are checked on its last segment
     let active = var(&inp.desc.cell_mask[t]);
     after_challenges(|| identities(&mut cs, ctx, g, inp, t, &var(&b), &sums, &active, out))?;
-    if ctx.lay.segments > 1 {
-        // the record W row ‖ b a block-aligned segment at a time (SGD only)
-        let weights_on = var(&inp.desc.row_mask[t]);
-        for (name, wv, bv, h) in [
-            ("c_before", &sums.wrow, &b, &mut out.h_before),
-            ("c_after", &sums.wnew, &b_new, &mut out.h_after),
-        ] {
-            let mut ns = cs.namespace(|| name);
-            let hw = chain_absorb_if(ns.namespace(|| "w"), &weights_on, h, &pack::<CS>(wv))?;
-            let hb = chain_absorb_if(
-                ns.namespace(|| "b"),
-                &active,
-                &var(&hw),
-                &pack::<CS>(&[var(bv)]),
-            )?;
-            *h = var(&hb);
-        }
-        return Ok(());
-    }
-    // commitments: W row ‖ b (‖ state rows ‖ state biases), the native record order
-    let record = |w: &[Expr], b: &Expr, rows: &[Vec<Expr>], biases: &[Expr]| {
-        let state: Vec<(&[Expr], &Expr)> = rows.iter().map(Vec::as_slice).zip(biases).collect();
-        param_record(w, b, &state)
-    };
-    let rec_b = record(&sums.wrow, &var(&b), &sums.state, &bias.state);
-    let rec_a = record(&sums.wnew, &var(&b_new), &sums.state_new, &bias.state_new);
-    out.h_before = var(&chain_absorb_if(
+    // commitments: the record's rows a block at a time, then the biases
+    // (`param_record`, the native order)
+    let live = (&var(&inp.desc.row_mask[t]), &active);
+    out.h_before = absorb_record(
         cs.namespace(|| "c_before"),
-        &active,
+        ctx,
+        live,
         &out.h_before,
-        &pack::<CS>(&rec_b),
-    )?);
-    out.h_after = var(&chain_absorb_if(
+        (&sums.wrow, &sums.state),
+        (var(&b), &bias.state),
+    )?;
+    out.h_after = absorb_record(
         cs.namespace(|| "c_after"),
-        &active,
+        ctx,
+        live,
         &out.h_after,
-        &pack::<CS>(&rec_a),
-    )?);
+        (&sums.wnew, &sums.state_new),
+        (var(&b_new), &bias.state_new),
+    )?;
     Ok(())
+}
+
+/// Absorb a row's record (its W or W′ row and state rows, its biases) into
+/// the chain `h`: whole when rows are whole, else this segment's blocks
+/// when its weights are live (`live.0`) and the biases on the row's last
+/// segment (`live.1`).
+fn absorb_record<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    ctx: &Ctx,
+    live: (&Expr, &Expr),
+    h: &Expr,
+    (w, state): (&[Expr], &[Vec<Expr>]),
+    (b, bstate): (Expr, &[Expr]),
+) -> Result<Expr, SynthesisError> {
+    let mut rows: Vec<&[Expr]> = vec![w];
+    rows.extend(state.iter().map(Vec::as_slice));
+    let mut biases = vec![b];
+    biases.extend_from_slice(bstate);
+    if ctx.lay.segments == 1 {
+        let rec = pack::<CS>(&param_record(&rows, &biases));
+        return Ok(var(&chain_absorb_if(cs, live.1, h, &rec)?));
+    }
+    let body = pack::<CS>(&record_body(&rows));
+    let hw = chain_absorb_if(cs.namespace(|| "w"), live.0, h, &body)?;
+    let hb = chain_absorb_if(cs.namespace(|| "b"), live.1, &var(&hw), &pack::<CS>(&biases))?;
+    Ok(var(&hb))
 }
 
 /// Every weight of a row: W, W′, the update, and the per-weight products of F1–F3.

@@ -276,10 +276,21 @@ impl AdamRow {
     }
 
     /// Fill row j's values from the layer's trace and its moments before
-    /// (`m`, `v`: the checkpoint's state tensors).
-    pub fn fill(&mut self, t: &AdamLayerTrace, j: usize, (m, v): (&StateTensor, &StateTensor)) {
+    /// (`m`, `v`: the checkpoint's state tensors): weights `k0 …` of the
+    /// row, and the bias on the row's last segment.
+    pub fn fill(
+        &mut self,
+        t: &AdamLayerTrace,
+        j: usize,
+        (m, v): (&StateTensor, &StateTensor),
+        (k0, last_seg): (usize, bool),
+    ) {
         let n_in = m.w.cols;
-        for (k, w) in self.weights.iter_mut().enumerate().take(n_in) {
+        for (c, w) in self.weights.iter_mut().enumerate() {
+            let k = k0 + c;
+            if k >= n_in {
+                break;
+            }
             let e = j * n_in + k;
             *w = AdamWeight {
                 dw_q: t.dw[e],
@@ -291,11 +302,13 @@ impl AdamRow {
                 },
             };
         }
-        self.bias.el = AdamWitness {
-            m: m.b[j],
-            v: v.b[j],
-            trace: t.b[j],
-        };
+        if last_seg {
+            self.bias.el = AdamWitness {
+                m: m.b[j],
+                v: v.b[j],
+                trace: t.b[j],
+            };
+        }
     }
 }
 

@@ -62,12 +62,25 @@ impl MomentumRow {
     }
 
     /// Fill row j's values from the layer's trace and velocities
-    /// (`vw`, `vw_new`: row j of vW before and after; `vb`: vb[j] before and after).
-    pub fn fill(&mut self, t: &MomentumTrace, j: usize, vw: (&[i64], &[i64]), vb: (i64, i64)) {
+    /// (`vw`, `vw_new`: row j of vW before and after; `vb`: vb[j] before and
+    /// after): weights `k0 …` of the row, and the bias on the row's last
+    /// segment.
+    pub fn fill(
+        &mut self,
+        t: &MomentumTrace,
+        j: usize,
+        vw: (&[i64], &[i64]),
+        vb: (i64, i64),
+        (k0, last_seg): (usize, bool),
+    ) {
         let n_in = vw.0.len();
-        for k in 0..n_in {
+        for (c, w) in self.weights.iter_mut().enumerate() {
+            let k = k0 + c;
+            if k >= n_in {
+                break;
+            }
             let src = j * n_in + k;
-            self.weights[k] = MomentumWeight {
+            *w = MomentumWeight {
                 v: vw.0[k],
                 v_new: vw.1[k],
                 mv_q: t.mvw[src],
@@ -77,15 +90,17 @@ impl MomentumRow {
                 r: t.w_rem[src],
             };
         }
-        self.bias = MomentumWeight {
-            v: vb.0,
-            v_new: vb.1,
-            mv_q: t.mvb[j],
-            mv_r: t.mvb_rem[j],
-            dw_q: 0,
-            dw_r: self.bias.dw_r,
-            r: t.b_rem[j],
-        };
+        if last_seg {
+            self.bias = MomentumWeight {
+                v: vb.0,
+                v_new: vb.1,
+                mv_q: t.mvb[j],
+                mv_r: t.mvb_rem[j],
+                dw_q: 0,
+                dw_r: self.bias.dw_r,
+                r: t.b_rem[j],
+            };
+        }
     }
 }
 

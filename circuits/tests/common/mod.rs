@@ -75,7 +75,7 @@ pub fn case_from(spec: ModelSpec, before: Checkpoint, batch: Batch, rows: Option
     case_in(spec, before, batch, layout)
 }
 
-fn case_in(spec: ModelSpec, before: Checkpoint, batch: Batch, layout: Layout) -> Case {
+pub fn case_in(spec: ModelSpec, before: Checkpoint, batch: Batch, layout: Layout) -> Case {
     let trace = step(&spec, &before, &batch).unwrap();
     let layout = Arc::new(layout);
     let (mut witnesses, statement) =

@@ -20,6 +20,13 @@ pub fn run(a: InitArgs) -> Result<()> {
     let tensors = 1 + s.optimizer.state_names().len() as u64;
     let need = (s.num_params() as u64).saturating_mul(8 * 3 * tensors);
     crate::util::require_memory(format!("a checkpoint of {} parameters", s.num_params()), need)?;
+    // a spec keygen could not key is said now, before anything is trained
+    zkstep_circuits::sizing::check_provable(&s, a.fold_budget).map_err(|source| {
+        crate::error::CliError::Unprovable {
+            path: a.spec.clone(),
+            source,
+        }
+    })?;
     // a spec whose value_bits cannot hold the initial weights is an error,
     // not a checkpoint with weights silently set to 0
     let ck = Checkpoint::init_checked(&s, a.seed)?;

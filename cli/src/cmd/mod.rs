@@ -14,6 +14,7 @@ pub mod import;
 pub mod init;
 pub mod inspect;
 pub mod keygen;
+pub mod merge;
 pub mod prove;
 pub mod prove_run;
 pub mod train;
@@ -32,6 +33,7 @@ pub fn dispatch(command: Command) -> Result<()> {
         Command::ProveRun(a) => prove_run::run(a),
         Command::ProveSegment(a) => prove_run::run_segment(a),
         Command::VerifyRun(a) => verify_run::run(a),
+        Command::Merge(a) => merge::run(a),
         Command::ExampleSpec => example_spec::run(),
         Command::Bench(a) => bench::run(a),
         Command::BenchPoint(a) => bench_point::run(a),
