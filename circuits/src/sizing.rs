@@ -209,8 +209,8 @@ fn cut_to_fit(
 
 /// Constraints every sample of the batch adds to every fold at least (its
 /// cells, inputs and claims; at least 2·`MIN_SAMPLE_COST` measured for every
-/// loss and optimizer, `sizing::tests`): a batch larger than the budget over
-/// this is refused without synthesising a fold that size.
+/// loss and optimizer by `circuits/tests/snapshot.rs`): a batch larger than
+/// the budget over this is refused without synthesising a fold that size.
 pub const MIN_SAMPLE_COST: usize = 32;
 
 /// Refuse a spec that no fold within `budget` constraints can prove, at any
@@ -231,10 +231,15 @@ pub fn check_provable(spec: &ModelSpec, budget: usize) -> Result<(), CircuitErro
     let need = count_constraints(&one)?;
     let fits = |l: &Layout| -> Result<bool, CircuitError> { Ok(count_constraints(l)? <= budget) };
     if need <= budget || cut_to_fit(spec, &one, &fits)?.is_some() {
-        Ok(())
-    } else {
-        Err(unprovable(need))
+        return Ok(());
     }
+    // say what the smallest fold there is needs: every row cut into blocks
+    let blocks = one.n_max / zkstep_core::spec::RECORD_BLOCK;
+    let least = match Layout::with_segments(spec, 1, blocks) {
+        Ok(l) if blocks > 1 => count_constraints(&l)?.min(need),
+        _ => need,
+    };
+    Err(unprovable(least))
 }
 
 // The cost model, fitted on one host (Intel Xeon, 2 cores, MSM ≈ 5.9 µs a
