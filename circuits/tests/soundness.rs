@@ -442,19 +442,20 @@ fn segments_of_a_row_are_checked_together() {
     }
 }
 
+/// A fold's Adam row witness (the case is an Adam one).
+fn adam(u: &mut RowUpdate) -> &mut zkstep_circuits::update::adam::AdamRow {
+    match u {
+        RowUpdate::Adam(r) => r,
+        _ => panic!("an Adam case"),
+    }
+}
+
 /// An Adam row cut into segments (300 inputs, five of 69 weights): in an
 /// earlier segment a moment before, a moment after and θ′ off by one are
 /// each rejected in that fold; the bias, checked on the last segment only,
 /// off by one there.
 #[test]
 fn an_adam_row_cut_into_segments_rejects_its_mutations() {
-    use zkstep_circuits::update::adam::AdamRow;
-    fn adam(u: &mut RowUpdate) -> &mut AdamRow {
-        match u {
-            RowUpdate::Adam(r) => r,
-            _ => panic!("an Adam case"),
-        }
-    }
     let toml = "batch_size = 2\n[optimizer]\nkind = \"adamw\"\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 2\n";
     let c = case_segmented(toml, 5, 4);
     let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap_or_else(|(f, e)| panic!("fold {f}: {e}"));
@@ -476,13 +477,6 @@ fn an_adam_row_cut_into_segments_rejects_its_mutations() {
 /// the trace's.
 #[test]
 fn adam_mutations_are_rejected_in_the_fold() {
-    use zkstep_circuits::update::adam::AdamRow;
-    fn adam(u: &mut RowUpdate) -> &mut AdamRow {
-        match u {
-            RowUpdate::Adam(r) => r,
-            _ => panic!("an Adam case"),
-        }
-    }
     let c = case(
         &TWO_LAYER.replace("lr = 0.1", "kind = \"adamw\"\nlr = 0.1"),
         Some(2),
