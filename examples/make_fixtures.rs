@@ -4,6 +4,10 @@
 //! A tiny spec (3-3-2, batch 2, SGD), one step, and a segment proof of two
 //! steps (θ_0 → θ_2 over `batch` then `batch2`), dev params. The verifier's
 //! tests read these files and never run the prover.
+//!
+//! With `--merge` it writes only the merge fixtures (`merge/`): three nodes'
+//! checkpoints of the spec, the previous global model, a round file, the
+//! global model, π_merge's verifying key and a merge proof.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::path::PathBuf;
@@ -19,6 +23,10 @@ pub const SPEC: &str = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninput
 fn main() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../params/fixtures");
     std::fs::create_dir_all(&dir).unwrap();
+    if std::env::args().any(|a| a == "--merge") {
+        merge_fixtures(&dir.join("merge"));
+        return;
+    }
     for (name, toml) in [
         ("spec.toml", SPEC.to_string()),
         ("other_spec.toml", SPEC.replace("lr = 0.1", "lr = 0.2")),
@@ -91,4 +99,47 @@ fn main() {
     )
     .unwrap();
     println!("fixtures written to {}", dir.display());
+}
+
+/// The merge fixtures: three nodes near a previous global model, the
+/// farthest beyond τ (zeroed), reputations 2, 3, 5.
+fn merge_fixtures(dir: &std::path::Path) {
+    use zkstep_circuits::merge::MergeStatement;
+    use zkstep_core::merge::{merge, MergeNode};
+    use zkstep_prover::merge::{merge_keygen, merge_proof_bytes, prove_merge, write_merge_keys};
+    std::fs::create_dir_all(dir).unwrap();
+    let spec = ModelSpec::from_toml_str(SPEC).unwrap();
+    let mut centre = Checkpoint::init(&spec, 21);
+    centre.step = 3;
+    let nodes: Vec<Checkpoint> = (0..3)
+        .map(|i| {
+            let mut c = centre.clone();
+            c.step = 4;
+            let shift = [20_000_000, -30_000_000, 900_000_000][i];
+            c.layers[0].w.data.iter_mut().for_each(|v| *v += shift);
+            c.layers[1].b[i % 2] -= shift / 2;
+            c
+        })
+        .collect();
+    let reps = [2u64, 3, 5];
+    let tau = 500_000_000;
+    let mn: Vec<MergeNode> = nodes.iter().zip(reps).map(|(ckpt, reputation)| MergeNode { ckpt, reputation }).collect();
+    let m = merge(&spec, &centre, &mn, tau).unwrap();
+    assert_eq!(m.weight, [2, 3, 0]);
+    write_checkpoint(&dir.join("previous.safetensors"), &spec, &centre).unwrap();
+    let mut round = format!("tau_fx = {tau}\nprevious = \"previous.safetensors\"\n");
+    for (i, c) in nodes.iter().enumerate() {
+        write_checkpoint(&dir.join(format!("node{i}.safetensors")), &spec, c).unwrap();
+        round += &format!("[[nodes]]\ncheckpoint = \"node{i}.safetensors\"\nreputation = {}\n", reps[i]);
+    }
+    std::fs::write(dir.join("round.toml"), round).unwrap();
+    write_checkpoint(&dir.join("global.safetensors"), &spec, &m.global).unwrap();
+    let refs: Vec<&Checkpoint> = nodes.iter().collect();
+    let stmt = MergeStatement::of(&spec, &centre, &refs, &reps, tau, &m);
+    let keys = merge_keygen(&spec, 3, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap();
+    write_merge_keys(dir, &keys, true).unwrap();
+    // the proving key is the prover's; the verifier's tests need only the verifying key
+    std::fs::remove_file(dir.join(zkstep_prover::merge::MERGE_PROVING_KEY_FILE)).unwrap();
+    let (proof, _) = prove_merge(&keys, &spec, &refs, &centre, &m.global, &stmt).unwrap();
+    write_atomic(&dir.join("merge.zkstep"), &merge_proof_bytes(&keys, &proof, &stmt).unwrap()).unwrap();
 }

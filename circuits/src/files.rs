@@ -1,7 +1,7 @@
 //! Proof and key files: a versioned envelope around postcard-encoded payloads.
 //!
 //! Layout: `ZKSTEP\0` magic (7 bytes), kind (1 byte: 1 verifying key, 2 proof, 4 segment proof,
-//! 3 proving key), format version (u32 LE), spec digest (32 bytes, a
+//! 3 proving key; π_merge's: 5 verifying key, 6 proving key, 7 proof), format version (u32 LE), spec digest (32 bytes, a
 //! canonical field element), params kind (1 byte: 0 dev, 1 ceremony), payload
 //! length (u64 LE), SHA-256 of everything before it *and* the payload (32
 //! bytes), payload. Every field is checked on read, with an error that says
@@ -57,6 +57,12 @@ pub enum FileKind {
     ProvingKey = 3,
     /// Segment proof (k consecutive steps, one proof).
     SegmentProof = 4,
+    /// π_merge's verifying key (merges of N checkpoints of a spec).
+    MergeVerifyingKey = 5,
+    /// π_merge's proving key.
+    MergeProvingKey = 6,
+    /// A merge proof.
+    MergeProof = 7,
 }
 
 impl FileKind {
@@ -66,6 +72,9 @@ impl FileKind {
             FileKind::Proof => "proof",
             FileKind::ProvingKey => "proving key",
             FileKind::SegmentProof => "segment proof",
+            FileKind::MergeVerifyingKey => "merge verifying key",
+            FileKind::MergeProvingKey => "merge proving key",
+            FileKind::MergeProof => "merge proof",
         }
     }
 }
@@ -221,6 +230,9 @@ pub fn open(bytes: &[u8], want: FileKind) -> Result<(Header, &[u8]), FileError> 
         2 => FileKind::Proof,
         3 => FileKind::ProvingKey,
         4 => FileKind::SegmentProof,
+        5 => FileKind::MergeVerifyingKey,
+        6 => FileKind::MergeProvingKey,
+        7 => FileKind::MergeProof,
         k => {
             return Err(FileError::Kind {
                 got: format!("file of unknown kind {k}"),
@@ -509,4 +521,73 @@ mod tests {
             Err(FileError::Truncated(_))
         ));
     }
+}
+
+/// A merge key's shape: the spec, the nodes and the units a fold (what
+/// rebuilds the merge's layout; `MergeLayout::new`).
+#[derive(Clone, Serialize, Deserialize)]
+pub struct MergeShape {
+    /// Canonical TOML of the spec.
+    pub spec_toml: String,
+    /// N, the nodes a merge takes.
+    pub nodes: u64,
+    /// Units a fold.
+    pub units_per_fold: u64,
+}
+
+/// A merge verifying key file's payload.
+#[derive(Serialize, Deserialize)]
+pub struct MergeVerifyingKeyPayload {
+    /// What the key is for.
+    pub shape: MergeShape,
+    /// The folded proof's verifier key.
+    pub vk: VerifierKey,
+}
+
+/// Borrowed twin of [`MergeVerifyingKeyPayload`] (same encoding).
+#[derive(Serialize)]
+pub struct MergeVerifyingKeyRef<'a> {
+    /// What the key is for.
+    pub shape: &'a MergeShape,
+    /// The folded proof's verifier key.
+    pub vk: &'a VerifierKey,
+}
+
+/// A merge proving key file's payload.
+#[derive(Serialize, Deserialize)]
+pub struct MergeProvingKeyPayload {
+    /// What the key is for.
+    pub shape: MergeShape,
+    /// The folding layer's parameters.
+    pub pp: PublicParams,
+    /// Compression prover key.
+    pub pk: ProverKey,
+    /// The checksum of the merge verifying key file written beside it.
+    pub vk_checksum: [u8; 32],
+}
+
+/// Borrowed twin of [`MergeProvingKeyPayload`] (same encoding).
+#[derive(Serialize)]
+pub struct MergeProvingKeyRef<'a> {
+    /// What the key is for.
+    pub shape: &'a MergeShape,
+    /// The folding layer's parameters.
+    pub pp: &'a PublicParams,
+    /// Compression prover key.
+    pub pk: &'a ProverKey,
+    /// The checksum of the merge verifying key file written beside it.
+    pub vk_checksum: [u8; 32],
+}
+
+/// A merge proof file's payload.
+#[derive(Serialize, Deserialize)]
+pub struct MergeProofPayload {
+    /// What is proven.
+    pub statement: crate::merge::MergeStatement,
+    /// The checksum of the merge verifying key file it was made for.
+    pub vk_checksum: [u8; 32],
+    /// Folds.
+    pub num_folds: u64,
+    /// The compressed zero-knowledge proof.
+    pub snark: CompressedSnark,
 }

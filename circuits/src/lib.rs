@@ -17,6 +17,7 @@ pub mod error;
 pub mod files;
 pub mod fold;
 pub mod layout;
+pub mod merge;
 pub mod params;
 pub mod sizing;
 pub mod slots;

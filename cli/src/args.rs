@@ -45,6 +45,9 @@ pub enum Command {
     /// checkpoints (a round file names τ, the previous global model and each node's checkpoint
     /// and reputation), models farther than τ from the previous global model weighted zero.
     Merge(MergeArgs),
+    /// Prove a round's merge (π_merge): GLOBAL is the merge of the round file's checkpoints
+    /// under their reputations and τ (keys from `zkstep keygen --merge N`).
+    ProveMerge(ProveMergeArgs),
     /// Print the built-in demo spec (a starting point for your own).
     ExampleSpec,
     /// Measure what proving one step costs per layer width (each width in its own process):
@@ -215,9 +218,42 @@ pub struct KeygenArgs {
     /// independent of the fold), spartan or microspartan.
     #[arg(long, default_value = "auto", value_parser = parse_compression)]
     pub compression: CompressionChoice,
+    /// Make π_merge's keys for merges of N checkpoints of the spec (merge_proving.key and
+    /// merge_verifying.key, dev params, Spartan) instead of a step's keys.
+    #[arg(long, value_name = "N", conflicts_with_all = ["ptau_dir", "rows"])]
+    pub merge: Option<usize>,
     /// Replace existing keys.
     #[arg(long)]
     pub force: bool,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `zkstep prove-merge`.
+#[derive(Args, Debug)]
+pub struct ProveMergeArgs {
+    /// Model spec (TOML) every checkpoint of the round is of.
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// Directory holding merge_proving.key (and merge_verifying.key) from `zkstep keygen --merge N`.
+    #[arg(long)]
+    pub keys: PathBuf,
+    /// Round file (TOML), as `zkstep merge` reads it.
+    #[arg(long)]
+    pub round: PathBuf,
+    /// The global checkpoint (`zkstep merge --out`).
+    #[arg(long)]
+    pub global: PathBuf,
+    /// Merge proof file to write.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace `--out` if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Do not verify the proof with merge_verifying.key before writing it.
+    #[arg(long)]
+    pub no_check: bool,
     /// Print a JSON object instead of text.
     #[arg(long)]
     pub json: bool,

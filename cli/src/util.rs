@@ -142,3 +142,40 @@ pub fn require_memory(what: impl Into<String>, need: u64) -> Result<()> {
         _ => Ok(()),
     }
 }
+
+/// A round file's checkpoints, read against `s`: the previous global model
+/// and each node's (each error names its file).
+pub fn read_round(
+    s: &ModelSpec,
+    round: &zkstep_core::merge::Round,
+) -> Result<(zkstep_core::Checkpoint, Vec<zkstep_core::Checkpoint>)> {
+    let centre = format::read_checkpoint(&round.previous, s)?;
+    let nodes = round
+        .nodes
+        .iter()
+        .map(|(p, _)| format::read_checkpoint(p, s))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok((centre, nodes))
+}
+
+/// The reference merge of a round's checkpoints (errors name the round file).
+pub fn merge_round(
+    s: &ModelSpec,
+    path: &Path,
+    round: &zkstep_core::merge::Round,
+    centre: &zkstep_core::Checkpoint,
+    ckpts: &[zkstep_core::Checkpoint],
+) -> Result<zkstep_core::merge::Merged> {
+    let nodes: Vec<zkstep_core::merge::MergeNode> = ckpts
+        .iter()
+        .zip(&round.nodes)
+        .map(|(ckpt, (_, reputation))| zkstep_core::merge::MergeNode { ckpt, reputation: *reputation })
+        .collect();
+    zkstep_core::merge::merge(s, centre, &nodes, round.tau_fx).map_err(|e| {
+        zkstep_core::CoreError::File {
+            path: path.to_path_buf(),
+            msg: e.to_string(),
+        }
+        .into()
+    })
+}

@@ -1077,6 +1077,61 @@ fn merge_averages_a_round_and_refuses_bad_ones() {
     }
 }
 
+/// A whole merge round through the CLI: `zkstep merge`, `zkstep keygen
+/// --merge 4`, `zkstep prove-merge`; the proof verifies (the verifier crate,
+/// as `zkstep-verify` runs it) with the global model's commitment, and a
+/// global model that is not the round's merge, a round of another size or
+/// an existing output are refused (exit 2) with nothing written.
+#[test]
+fn a_round_is_merged_proven_and_verified() {
+    let f = Fx::new();
+    for seed in 0..5 {
+        let out = f.s(&format!("m{seed}.safetensors"));
+        ok(&["init", "--spec", &f.s("spec.toml"), "--out", &out, "--seed", &seed.to_string()]);
+    }
+    let mut round = "tau = 1000\nprevious = \"m0.safetensors\"\n".to_string();
+    for i in 1..5 {
+        round += &format!("[[nodes]]\ncheckpoint = \"m{i}.safetensors\"\nreputation = {i}\n");
+    }
+    std::fs::write(f.p("round.toml"), &round).unwrap();
+    std::fs::write(f.p("round3.toml"), round.split("[[nodes]]").take(4).collect::<Vec<_>>().join("[[nodes]]")).unwrap();
+    let spec = f.s("spec.toml");
+    ok(&["merge", "--spec", &spec, "--round", &f.s("round.toml"), "--out", &f.s("g.safetensors")]);
+    let text = ok(&["keygen", "--spec", &spec, "--out", &f.s("keys"), "--merge", "4"]);
+    assert!(text.contains("merge_verifying.key") && text.contains("merges of 4 checkpoints"), "{text}");
+    let prove = |global: &str, round: &str, out: &str| {
+        zkstep(&[
+            "prove-merge", "--spec", &spec, "--keys", &f.s("keys"), "--round", &f.s(round), "--global", &f.s(global),
+            "--out", &f.s(out), "--json",
+        ])
+    };
+    let o = prove("g.safetensors", "round.toml", "merge.zkstep");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c_global = ok(&["commit", &f.s("g.safetensors"), "--spec", &spec]);
+    assert_eq!(v["c_global"].as_str().unwrap(), c_global.trim());
+    use zkstep_verifier::merge::{read_merge_key, read_merge_proof, verify_merge_proof};
+    let key = read_merge_key(&std::fs::read(f.p("keys/merge_verifying.key")).unwrap()).unwrap();
+    let proof = read_merge_proof(&std::fs::read(f.p("merge.zkstep")).unwrap()).unwrap();
+    let (st, _) = verify_merge_proof(&key, &proof).unwrap();
+    assert_eq!(zkstep_core::poseidon::fr_to_hex(&st.c_global), c_global.trim());
+    assert_eq!(st.reputations, [1, 2, 3, 4]);
+    // refusals: nothing written, the existing proof untouched
+    let before = std::fs::read(f.p("merge.zkstep")).unwrap();
+    for (global, round, out, want) in [
+        ("m1.safetensors", "round.toml", "bad.zkstep", "not the merge of the round's checkpoints"),
+        ("g.safetensors", "round3.toml", "bad.zkstep", "are for 4"),
+        ("g.safetensors", "round.toml", "merge.zkstep", "merge.zkstep"),
+    ] {
+        let o = prove(global, round, out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{want}: {err}");
+        assert!(err.contains(want) && !err.contains("panicked"), "{want}: {err}");
+        assert!(!f.p("bad.zkstep").exists());
+    }
+    assert_eq!(std::fs::read(f.p("merge.zkstep")).unwrap(), before);
+}
+
 /// `init` refuses a spec that keygen could not key (a batch too large for
 /// any fold within the budget), naming the file and the reason, before
 /// anything is written; a larger `--fold-budget` is the user's to choose.

@@ -3,6 +3,7 @@
 //!
 //! - [`ivc`]: keygen, proving (witnesses from the reference trace, folding
 //!   with zkstep-fold, compression) and the key/proof files;
+//! - [`merge`]: π_merge's keys, prover and verifier (the merge circuit folded);
 //! - [`error`]: the error type, [`ProverError`].
 //!
 //! Every BN254 MSM of folding and compression goes through zkstep-msm (via the `blitzar`
@@ -11,5 +12,6 @@
 
 pub mod error;
 pub mod ivc;
+pub mod merge;
 
 pub use error::{ProverError, Result};

@@ -8,7 +8,10 @@
 //! crafted proofs, and [`guard`] turns that into an error of the right kind.
 //! [`check_ceremony`] checks a key that says "ceremony" against the ceremony
 //! files: it re-derives the key from its spec, its rows and the files.
+//! [`merge`] reads and verifies merge proofs (π_merge).
 #![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod merge;
 
 use std::path::Path;
 use std::sync::Arc;

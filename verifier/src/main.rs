@@ -21,6 +21,9 @@ use zkstep_core::format::{read_batch, read_checkpoint, read_input, Input};
 use zkstep_core::input::peek;
 use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::{Batch, Checkpoint, Fr, ModelSpec};
+use zkstep_circuits::merge::MergeStatement;
+use zkstep_core::merge::Round;
+use zkstep_verifier::merge::{read_merge_key, read_merge_proof, verify_merge_proof, MergeKey};
 use zkstep_verifier::{
     check_ceremony, panic_message, read_any_proof, read_verifying_key, verify, verify_segment,
     AnyProof, SegmentProof, Statement, VerifyError, VerifyingKey,
@@ -65,6 +68,13 @@ struct Args {
     /// their commitments must be the proof's batch chain.
     #[arg(long, requires = "spec", requires = "proof")]
     batch: Vec<PathBuf>,
+    /// Merge proofs: the round file (TOML, as `zkstep merge` reads it): its
+    /// checkpoints' commitments, reputations and τ must be the proof's (needs --spec).
+    #[arg(long, requires = "spec", requires = "proof")]
+    round: Option<PathBuf>,
+    /// Merge proofs: the global checkpoint: its commitment must be the proof's (needs --spec).
+    #[arg(long, requires = "spec", requires = "proof")]
+    global: Option<PathBuf>,
     /// The model spec the checkpoints are for (must be the verifying key's).
     #[arg(long)]
     spec: Option<PathBuf>,
@@ -209,6 +219,14 @@ fn run(a: &Args) -> ExitCode {
     std::thread::spawn(|| {
         zkstep_core::poseidon::constants();
     });
+    if let Some(path) = &a.proof {
+        if is_merge_proof(path) {
+            return run_merge(a, path);
+        }
+    }
+    if a.round.is_some() || a.global.is_some() {
+        return fail(2, "--round and --global are for merge proofs".into());
+    }
     let vk_bytes = match read_envelope(&a.vk, Input::VerifyingKey, FileKind::VerifyingKey) {
         Ok(b) => b,
         Err(e) => return fail(2, e),
@@ -501,4 +519,119 @@ fn check_only(a: &Args, vk: &VerifyingKey) -> ExitCode {
         ));
     }
     ExitCode::SUCCESS
+}
+
+/// Whether the file's header says it is a merge proof (any other file goes
+/// the step's way, which names what is wrong with it).
+fn is_merge_proof(path: &Path) -> bool {
+    peek(path, files::MAGIC.len() + 1, Input::Proof)
+        .map(|h| h.starts_with(files::MAGIC) && h.get(files::MAGIC.len()) == Some(&(FileKind::MergeProof as u8)))
+        .unwrap_or(false)
+}
+
+/// `--round` and `--global` against a merge proof's statement; Err is the exit status.
+fn merge_files(a: &Args, key: &MergeKey, st: &MergeStatement) -> Result<(), ExitCode> {
+    let Some(sp) = &a.spec else { return Ok(()) };
+    let spec = ModelSpec::from_file(sp).map_err(|e| fail(2, e.to_string()))?;
+    if spec.digest() != key.layout.spec_digest {
+        return Err(fail(1, format!("{}: this spec is not the merge verifying key's", sp.display())));
+    }
+    let reject = |path: &Path, m: String| fail(1, format!("REJECTED: {}: {m}", path.display()));
+    if let Some(r) = &a.round {
+        let round = Round::from_file(r).map_err(|e| fail(2, e.to_string()))?;
+        if round.nodes.len() != st.c_nodes.len() {
+            return Err(reject(r, format!("{} nodes, the proof merged {}", round.nodes.len(), st.c_nodes.len())));
+        }
+        if round.tau_fx != st.tau_fx {
+            return Err(reject(r, format!("tau_fx {}, the proof's {}", round.tau_fx, st.tau_fx)));
+        }
+        let centre = read_checkpoint(&round.previous, &spec).map_err(|e| fail(2, e.to_string()))?;
+        let ckpts = round
+            .nodes
+            .iter()
+            .map(|(p, _)| read_checkpoint(p, &spec))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| fail(2, e.to_string()))?;
+        let mut all: Vec<&Checkpoint> = vec![&centre];
+        all.extend(ckpts.iter());
+        let (cs, _) = commit_all(&spec, &all, &[]);
+        if cs[0] != st.c_centre || centre.step != st.centre_step {
+            return Err(reject(&round.previous, "not the previous global model the proof merged around".into()));
+        }
+        for (i, (p, rep)) in round.nodes.iter().enumerate() {
+            if cs[i + 1] != st.c_nodes[i] || ckpts[i].step != st.step {
+                return Err(reject(p, format!("not node {i}'s checkpoint in the proof (another model, step or order)")));
+            }
+            if *rep != st.reputations[i] {
+                return Err(reject(r, format!("node {i}'s reputation is {rep}, the proof's {}", st.reputations[i])));
+            }
+        }
+    }
+    if let Some(g) = &a.global {
+        let c = read_checkpoint(g, &spec).map_err(|e| fail(2, e.to_string()))?;
+        let (cs, _) = commit_all(&spec, &[&c], &[]);
+        if cs[0] != st.c_global || c.step != st.step {
+            return Err(reject(g, "not the global model the proof shows merged".into()));
+        }
+    }
+    Ok(())
+}
+
+/// Verify a merge proof (`--vk` a merge verifying key); returns the exit status.
+fn run_merge(a: &Args, path: &Path) -> ExitCode {
+    if a.before.is_some() || a.after.is_some() || !a.batch.is_empty() || a.ptau.is_some() {
+        return fail(
+            2,
+            "--before, --after, --batch and --ptau are for step proofs; a merge proof takes --spec with --round and --global".into(),
+        );
+    }
+    let key = match read_envelope(&a.vk, Input::VerifyingKey, FileKind::MergeVerifyingKey)
+        .and_then(|b| read_merge_key(&b).map_err(|e| format!("{}: {e}", a.vk.display())))
+    {
+        Ok(k) => k,
+        Err(e) => return fail(2, e),
+    };
+    let proof = match read_envelope(path, Input::Proof, FileKind::MergeProof)
+        .and_then(|b| read_merge_proof(&b).map_err(|e| format!("{}: {e}", path.display())))
+    {
+        Ok(p) => p,
+        Err(e) => return fail(2, e),
+    };
+    if let Err(code) = merge_files(a, &key, &proof.payload.statement) {
+        return code;
+    }
+    match verify_merge_proof(&key, &proof) {
+        Ok((st, dt)) => {
+            let zeroed: Vec<usize> = (0..st.zeroed.len()).filter(|&i| st.zeroed[i]).collect();
+            if a.json {
+                say(&format!(
+                    "{}",
+                    serde_json::json!({
+                        "accepted": true,
+                        "merge": true,
+                        "spec_digest": fr_to_hex(&key.layout.spec_digest),
+                        "step": st.step,
+                        "nodes": st.c_nodes.iter().map(fr_to_hex).collect::<Vec<_>>(),
+                        "reputations": st.reputations,
+                        "zeroed": zeroed,
+                        "tau_fx": st.tau_fx,
+                        "c_previous": fr_to_hex(&st.c_centre),
+                        "c_global": fr_to_hex(&st.c_global),
+                        "verify_ms": dt.as_secs_f64() * 1e3,
+                        "total_ms": total_ms(),
+                    })
+                ));
+            } else {
+                say(&format!("ACCEPTED merge {}", took(dt)));
+                say(&format!("  spec_digest {}", fr_to_hex(&key.layout.spec_digest)));
+                say(&format!("  step        {} ({} nodes; zeroed: {zeroed:?})", st.step, st.c_nodes.len()));
+                say(&format!("  c_previous  {}", fr_to_hex(&st.c_centre)));
+                say(&format!("  c_global    {}", fr_to_hex(&st.c_global)));
+                say(&format!("  params      {}", describe_params(key.params, None)));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(VerifyError::Malformed(m)) => fail(2, format!("{}: {m}", path.display())),
+        Err(VerifyError::Rejected(m)) => fail(1, format!("REJECTED: {}: {m}", path.display())),
+    }
 }

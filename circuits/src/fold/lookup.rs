@@ -59,24 +59,59 @@ pub(crate) fn first<CS: ConstraintSystem<Fr>>(
     })
 }
 
+/// A fold's lookups and table slice, closed at α (the step circuit's and
+/// π_merge's second phase).
+pub struct Sums<'a> {
+    /// Every value the fold looked up.
+    pub queries: &'a [Expr],
+    /// The slice's first entry.
+    pub tbase: &'a Expr,
+    /// The slice's multiplicities.
+    pub mult: &'a [Var],
+    /// Whether this fold closes the proof's lookups.
+    pub is_final: &'a Expr,
+}
+
+impl Sums<'_> {
+    /// Both sums at α added to the state's (`z`: queries, table), equal
+    /// where the fold closes (`balanced`); both restart at zero after it.
+    pub fn close<CS: ConstraintSystem<Fr>>(
+        &self,
+        mut cs: CS,
+        alpha: &Expr,
+        z: (&Var, &Var),
+    ) -> Result<(Var, Var), SynthesisError> {
+        let h = query_sum(cs.namespace(|| "queries"), alpha, self.queries)?;
+        let g = table_sum(cs.namespace(|| "table"), alpha, self.tbase, self.mult)?;
+        let q = add(&var(z.0), &h);
+        let t = add(&var(z.1), &g);
+        enforce_eq_if(cs.namespace(|| "balanced"), self.is_final, &q, &t);
+        // both restart at zero for what follows (z_n is public)
+        let keep = sub(&zkstep_gadgets::expr::cst::<CS>(Fr::from(1u64)), self.is_final);
+        Ok((
+            mul(cs.namespace(|| "queries next"), &keep, &q)?,
+            mul(cs.namespace(|| "table next"), &keep, &t)?,
+        ))
+    }
+}
+
 /// The second phase: both sums at α into the state, balanced where the step closes.
 pub fn close<CS: ConstraintSystem<Fr>>(
-    mut cs: CS,
+    cs: CS,
     lay: &Layout,
     p: FirstPhase,
     alpha: &Var,
 ) -> Result<Vec<Var>, SynthesisError> {
     let sl = lay.slots.lookup;
-    let a = var(alpha);
-    let h = query_sum(cs.namespace(|| "queries"), &a, &p.queries)?;
-    let g = table_sum(cs.namespace(|| "table"), &a, &var(&p.tbase), &p.mult)?;
-    let q = add(&var(&p.z[sl.queries]), &h);
-    let t = add(&var(&p.z[sl.table]), &g);
-    enforce_eq_if(cs.namespace(|| "balanced"), &p.is_final, &q, &t);
-    // both restart at zero for the step that follows (z_n is public)
-    let keep = sub(&zkstep_gadgets::expr::cst::<CS>(Fr::from(1u64)), &p.is_final);
+    let sums = Sums {
+        queries: &p.queries,
+        tbase: &var(&p.tbase),
+        mult: &p.mult,
+        is_final: &p.is_final,
+    };
+    let (q, t) = sums.close(cs, &var(alpha), (&p.z[sl.queries], &p.z[sl.table]))?;
     let mut out = p.z;
-    out[sl.queries] = mul(cs.namespace(|| "queries next"), &keep, &q)?;
-    out[sl.table] = mul(cs.namespace(|| "table next"), &keep, &t)?;
+    out[sl.queries] = q;
+    out[sl.table] = t;
     Ok(out)
 }

@@ -1,5 +1,5 @@
 //! `zkstep keygen`: proving and verifying keys for a spec (dev params, or
-//! ceremony params from `--ptau-dir`).
+//! ceremony params from `--ptau-dir`), or π_merge's keys (`--merge N`).
 
 use crate::args::KeygenArgs;
 use crate::error::{CliError, Result};
@@ -8,6 +8,7 @@ use serde_json::json;
 use std::time::Instant;
 use zkstep_core::ModelSpec;
 use zkstep_prover::ivc::{keygen_with, write_keys_as, Setup, PROVING_KEY_FILE, VERIFYING_KEY_FILE};
+use zkstep_prover::merge::{merge_keygen, write_merge_keys, MERGE_PROVING_KEY_FILE, MERGE_VERIFYING_KEY_FILE};
 
 /// Run `zkstep keygen`.
 pub fn run(a: KeygenArgs) -> Result<()> {
@@ -15,6 +16,9 @@ pub fn run(a: KeygenArgs) -> Result<()> {
     let s = ModelSpec::from_file(&a.spec)?;
     // fail on an unusable output directory before spending minutes on keygen
     std::fs::create_dir_all(out).map_err(|e| CliError::io(out, e))?;
+    if let Some(n) = a.merge {
+        return merge_keys(&a, &s, n);
+    }
     refuse_existing(&out.join(PROVING_KEY_FILE), a.force)?;
     refuse_existing(&out.join(VERIFYING_KEY_FILE), a.force)?;
     let ptau = a.ptau_dir.as_deref();
@@ -65,6 +69,38 @@ pub fn run(a: KeygenArgs) -> Result<()> {
             "{} per step, {tile}, {c1} constraints per fold (+{c2} secondary); compression: {}",
             plural(keys.layout.num_folds(), "fold", "folds"),
             keys.compression().name()
+        );
+    }
+    Ok(())
+}
+
+/// `zkstep keygen --merge N`: π_merge's keys for merges of N checkpoints.
+fn merge_keys(a: &KeygenArgs, s: &ModelSpec, n: usize) -> Result<()> {
+    let out = a.out.as_path();
+    refuse_existing(&out.join(MERGE_PROVING_KEY_FILE), a.force)?;
+    refuse_existing(&out.join(MERGE_VERIFYING_KEY_FILE), a.force)?;
+    if !a.json {
+        eprintln!("making merge keys for {n} nodes (dev params) …");
+    }
+    let t = Instant::now();
+    let keys = merge_keygen(s, n, a.fold_budget)?;
+    let secs = t.elapsed().as_secs_f64();
+    write_merge_keys(out, &keys, a.force)?;
+    let (c1, c2) = keys.pp.num_constraints();
+    let lay = &keys.layout;
+    if a.json {
+        print_json(&json!({"keys": crate::util::path_json(out), "merge_nodes": n, "units_per_fold": lay.units_per_fold,
+                           "folds": lay.num_folds(), "constraints_per_fold": c1, "secondary_constraints": c2, "seconds": secs}));
+    } else {
+        crate::outln!(
+            "wrote {} and {} in {secs:.1} s",
+            out.join(MERGE_PROVING_KEY_FILE).display(),
+            out.join(MERGE_VERIFYING_KEY_FILE).display()
+        );
+        crate::outln!(
+            "merges of {n} checkpoints: {} folds of {} units, {c1} constraints per fold (+{c2} secondary); compression: spartan",
+            lay.num_folds(),
+            lay.units_per_fold
         );
     }
     Ok(())

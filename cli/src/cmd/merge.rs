@@ -4,13 +4,13 @@
 
 use crate::args::{MergeArgs, OutFile};
 use crate::error::Result;
-use crate::util::{path_json, print_json, refuse_existing, require_memory};
+use crate::util::{merge_round, path_json, print_json, read_round, refuse_existing, require_memory};
 use serde_json::json;
 use zkstep_core::commit::commit_params;
-use zkstep_core::format::{self, read_checkpoint};
-use zkstep_core::merge::{merge, MergeNode, Round};
+use zkstep_core::format;
+use zkstep_core::merge::Round;
 use zkstep_core::poseidon::fr_to_hex;
-use zkstep_core::{CoreError, ModelSpec};
+use zkstep_core::ModelSpec;
 
 /// A squared distance at S² as a distance in model units.
 fn distance(d_sq: u128) -> f64 {
@@ -33,29 +33,13 @@ pub fn run(a: MergeArgs) -> Result<()> {
         format!("a merge of {} checkpoints of {} parameters", round.nodes.len(), s.num_params()),
         need,
     )?;
-    let centre = read_checkpoint(&round.previous, &s)?;
-    let ckpts = round
-        .nodes
-        .iter()
-        .map(|(p, _)| read_checkpoint(p, &s))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let nodes: Vec<MergeNode> = ckpts
-        .iter()
-        .zip(&round.nodes)
-        .map(|(ckpt, (_, reputation))| MergeNode {
-            ckpt,
-            reputation: *reputation,
-        })
-        .collect();
-    let m = merge(&s, &centre, &nodes, round.tau_fx).map_err(|e| CoreError::File {
-        path: a.round.clone(),
-        msg: e.to_string(),
-    })?;
+    let (centre, ckpts) = read_round(&s, &round)?;
+    let m = merge_round(&s, &a.round, &round, &centre, &ckpts)?;
     // without --force, a file another process wrote meanwhile is never replaced
     format::write_checkpoint_as(&out, &s, &m.global, force)?;
     let c = fr_to_hex(&commit_params(&s, &m.global));
     let tau = round.tau_fx as f64 / zkstep_core::fixed::SCALE_I128 as f64;
-    let zeroed = (0..nodes.len()).filter(|&i| m.zeroed(i)).count();
+    let zeroed = (0..ckpts.len()).filter(|&i| m.zeroed(i)).count();
     if json {
         let rows: Vec<_> = round
             .nodes
@@ -88,7 +72,7 @@ pub fn run(a: MergeArgs) -> Result<()> {
         "wrote {} (step {}, {} nodes, {zeroed} zeroed)\ncommitment {c}",
         out.display(),
         m.global.step,
-        nodes.len()
+        ckpts.len()
     );
     Ok(())
 }

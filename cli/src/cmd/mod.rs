@@ -16,6 +16,7 @@ pub mod inspect;
 pub mod keygen;
 pub mod merge;
 pub mod prove;
+pub mod prove_merge;
 pub mod prove_run;
 pub mod train;
 pub mod verify_run;
@@ -34,6 +35,7 @@ pub fn dispatch(command: Command) -> Result<()> {
         Command::ProveSegment(a) => prove_run::run_segment(a),
         Command::VerifyRun(a) => verify_run::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::ProveMerge(a) => prove_merge::run(a),
         Command::ExampleSpec => example_spec::run(),
         Command::Bench(a) => bench::run(a),
         Command::BenchPoint(a) => bench_point::run(a),

@@ -1,0 +1,303 @@
+//! π_merge's keys, prover and verifier: the merge circuit
+//! (`zkstep_circuits::merge`) folded by zkstep-fold, one fold per tile of
+//! units, then compressed. Two passes, as a step's proof: every fold's
+//! first phase is committed (counting the lookups), the challenge α is drawn
+//! from those commitments, and the folds are made at α. A fold's witness is
+//! read from the checkpoints when the fold is made, so only the tile being
+//! folded is held beside the checkpoints.
+
+use crate::error::{ProverError, Result};
+use crate::ivc::{init_msm, Timings};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use zkstep_circuits::files::{
+    self, FileError, FileKind, Header, MergeProvingKeyPayload, MergeProvingKeyRef, MergeVerifyingKeyRef,
+    ParamsKind,
+};
+use zkstep_core::format::{read_input, write_atomic, write_new, Input};
+use zkstep_core::input::peek;
+use zkstep_circuits::engine::{CompressedSnark, Compression, Ivc, ProverKey, PublicParams, VerifierKey};
+use zkstep_circuits::merge::{slice_of, MergeCircuit, MergeInputs, MergeLayout, MergeStatement, MergeWitness};
+use zkstep_core::{Checkpoint, Fr, ModelSpec};
+use zkstep_fold::{ChallengeMode, FoldError};
+
+/// Keys for merges of N checkpoints of one spec.
+pub struct MergeKeys {
+    /// The spec the checkpoints are of.
+    pub spec: ModelSpec,
+    /// How the checkpoints are cut into folds.
+    pub layout: Arc<MergeLayout>,
+    /// The folding layer's parameters.
+    pub pp: PublicParams,
+    /// Compression prover key.
+    pub pk: ProverKey,
+    /// Compression verifier key (keygen's; not in a proving key file).
+    pub vk: Option<VerifierKey>,
+    /// The checksum of the merge verifying key file (what proofs name).
+    pub vk_checksum: Option<[u8; 32]>,
+}
+
+/// The merge proving key's file name in a keys directory.
+pub const MERGE_PROVING_KEY_FILE: &str = "merge_proving.key";
+/// The merge verifying key's file name.
+pub const MERGE_VERIFYING_KEY_FILE: &str = "merge_verifying.key";
+
+/// A merge proof: the folds made and the compressed proof.
+pub struct MergeProof {
+    /// Folds (the verifier requires the layout's count).
+    pub num_folds: u64,
+    /// The compressed proof.
+    pub snark: CompressedSnark,
+}
+
+fn fold_err(what: &'static str) -> impl Fn(FoldError) -> ProverError {
+    move |e| ProverError::Fold(format!("{what}: {e}"))
+}
+
+fn circuit_err(e: zkstep_circuits::CircuitError) -> ProverError {
+    ProverError::Invalid(e.to_string())
+}
+
+/// Keys for merging `nodes` checkpoints of `spec`, folds sized to `budget`
+/// constraints (Spartan's compression: a merge is verified by few, proven once).
+pub fn merge_keygen(spec: &ModelSpec, nodes: usize, budget: usize) -> Result<MergeKeys> {
+    merge_keygen_with(spec, MergeLayout::fit(spec, nodes, budget).map_err(circuit_err)?)
+}
+
+/// Keys for a given merge layout of `spec`.
+pub fn merge_keygen_with(spec: &ModelSpec, layout: MergeLayout) -> Result<MergeKeys> {
+    init_msm();
+    let layout = Arc::new(layout);
+    let compression = Compression::Spartan;
+    let pp = PublicParams::setup(
+        &MergeCircuit::shape(layout.clone()),
+        ChallengeMode::PerRun,
+        &*compression.ck_floor(),
+        &*Compression::ck_floor_secondary(),
+    )
+    .map_err(fold_err("public parameters"))?;
+    let (pk, vk) = CompressedSnark::setup(&pp, compression).map_err(fold_err("compression keys"))?;
+    Ok(MergeKeys {
+        spec: spec.clone(),
+        layout,
+        pp,
+        pk,
+        vk: Some(vk),
+        vk_checksum: None,
+    })
+}
+
+fn header(keys: &MergeKeys, kind: FileKind) -> Header {
+    Header {
+        kind,
+        spec_digest: keys.layout.spec_digest,
+        params: ParamsKind::Dev,
+    }
+}
+
+fn encoded<T: serde::Serialize>(h: Header, payload: &T) -> Result<Vec<u8>> {
+    files::encode(h, payload).map_err(|e| ProverError::Invalid(e.to_string()))
+}
+
+/// Write `merge_proving.key` and `merge_verifying.key` into `dir`
+/// (atomically; existing files replaced only if `replace`).
+pub fn write_merge_keys(dir: &Path, keys: &MergeKeys, replace: bool) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| ProverError::io(dir, e))?;
+    let shape = keys.layout.shape(&keys.spec);
+    let vk = keys
+        .vk
+        .as_ref()
+        .ok_or_else(|| ProverError::Invalid("keys read from a proving key carry no verifier key to write".into()))?;
+    let vk_bytes = encoded(
+        header(keys, FileKind::MergeVerifyingKey),
+        &MergeVerifyingKeyRef { shape: &shape, vk },
+    )?;
+    let vk_checksum = files::envelope_checksum(&vk_bytes)
+        .ok_or_else(|| ProverError::Invalid("a key file shorter than its header".into()))?;
+    let pk_bytes = encoded(
+        header(keys, FileKind::MergeProvingKey),
+        &MergeProvingKeyRef {
+            shape: &shape,
+            pp: &keys.pp,
+            pk: &keys.pk,
+            vk_checksum,
+        },
+    )?;
+    let (pk_path, vk_path) = (dir.join(MERGE_PROVING_KEY_FILE), dir.join(MERGE_VERIFYING_KEY_FILE));
+    if replace {
+        write_atomic(&pk_path, &pk_bytes)?;
+        write_atomic(&vk_path, &vk_bytes)?;
+        return Ok(());
+    }
+    write_new(&pk_path, &pk_bytes)?;
+    if let Err(e) = write_new(&vk_path, &vk_bytes) {
+        let _ = std::fs::remove_file(&pk_path);
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+/// Read a merge proving key file.
+pub fn read_merge_proving_key(path: &Path) -> Result<MergeKeys> {
+    init_msm();
+    let bad = |m: String| ProverError::Invalid(format!("{}: {m}", path.display()));
+    let head = peek(path, files::MAGIC.len() + 1, Input::ProvingKey)?;
+    if let Err(e @ (FileError::Kind { .. } | FileError::Magic)) = files::open(&head, FileKind::MergeProvingKey) {
+        return Err(bad(e.to_string()));
+    }
+    let bytes = read_input(path, Input::ProvingKey)?;
+    let (h, p): (Header, MergeProvingKeyPayload) =
+        files::decode(&bytes, FileKind::MergeProvingKey).map_err(|e| bad(e.to_string()))?;
+    let (spec, layout) = MergeLayout::from_shape(&p.shape).map_err(|e| bad(e.to_string()))?;
+    if spec.digest() != h.spec_digest {
+        return Err(bad("the embedded spec does not match the header's spec digest".into()));
+    }
+    let corrupt = |why: String| bad(format!("merge proving key corrupt: {why}"));
+    p.pp.check_digest().map_err(|e| corrupt(e.to_string()))?;
+    if p.pp.config().arity != layout.arity() {
+        return Err(corrupt(format!(
+            "its circuits have {} state slots, a merge of {} nodes {}",
+            p.pp.config().arity,
+            layout.nodes,
+            layout.arity()
+        )));
+    }
+    Ok(MergeKeys {
+        spec,
+        layout: Arc::new(layout),
+        pp: p.pp,
+        pk: p.pk,
+        vk: None,
+        vk_checksum: Some(p.vk_checksum),
+    })
+}
+
+/// Encode a merge proof file.
+pub fn merge_proof_bytes(keys: &MergeKeys, proof: &MergeProof, stmt: &MergeStatement) -> Result<Vec<u8>> {
+    let vk_checksum = match (keys.vk_checksum, &keys.vk) {
+        (Some(c), _) => c,
+        (None, Some(vk)) => {
+            let shape = keys.layout.shape(&keys.spec);
+            let bytes = encoded(
+                header(keys, FileKind::MergeVerifyingKey),
+                &MergeVerifyingKeyRef { shape: &shape, vk },
+            )?;
+            files::envelope_checksum(&bytes)
+                .ok_or_else(|| ProverError::Invalid("a key file shorter than its header".into()))?
+        }
+        (None, None) => return Err(ProverError::Invalid("keys without a verifying key's checksum".into())),
+    };
+    let payload = MergeProofRef {
+        statement: stmt,
+        vk_checksum,
+        num_folds: proof.num_folds,
+        snark: &proof.snark,
+    };
+    encoded(header(keys, FileKind::MergeProof), &payload)
+}
+
+/// Borrowed twin of `files::MergeProofPayload` (same encoding).
+#[derive(serde::Serialize)]
+struct MergeProofRef<'a> {
+    statement: &'a MergeStatement,
+    vk_checksum: [u8; 32],
+    num_folds: u64,
+    snark: &'a CompressedSnark,
+}
+
+/// Prove that `global` is the merge of `nodes` around `centre` under the
+/// statement (its weights, its commitments).
+pub fn prove_merge(
+    keys: &MergeKeys,
+    spec: &ModelSpec,
+    nodes: &[&Checkpoint],
+    centre: &Checkpoint,
+    global: &Checkpoint,
+    stmt: &MergeStatement,
+) -> Result<(MergeProof, Timings)> {
+    init_msm();
+    let lay = &keys.layout;
+    let pp = &keys.pp;
+    stmt.check(lay).map_err(circuit_err)?;
+    if nodes.len() != lay.nodes {
+        return Err(ProverError::Invalid(format!(
+            "keys for {} nodes, {} given",
+            lay.nodes,
+            nodes.len()
+        )));
+    }
+    // what a proof could only fail on, said before any work
+    stmt.check_inputs(spec, nodes, centre, global)
+        .map_err(|e| ProverError::Invalid(format!("merge: {e}")))?;
+    let weights = stmt.weights();
+    let inp = MergeInputs {
+        nodes,
+        centre,
+        global,
+        weights: &weights,
+    };
+    let folds = lay.num_folds();
+    let (mut witness_s, mut fold_s) = (0.0, 0.0);
+    let mut build = |f: usize, mult: Option<&[u64]>| {
+        let t = Instant::now();
+        let mut w = MergeWitness::build(lay, spec, &inp, f);
+        if let Some(m) = mult {
+            w.mult = slice_of(lay, m, f);
+        }
+        witness_s += t.elapsed().as_secs_f64();
+        MergeCircuit::fold(lay.clone(), w)
+    };
+    // first pass: commit every fold's first phase, counting the lookups
+    let z0 = stmt.z0(lay);
+    let tally = Arc::new(Mutex::new(vec![0u64; lay.table_size()]));
+    let mut pres = Vec::with_capacity(folds);
+    let mut z = z0.clone();
+    let t = Instant::now();
+    for f in 0..folds {
+        let c = MergeCircuit {
+            tally: Some(tally.clone()),
+            ..build(f, None)
+        };
+        let (p, next) = Ivc::precommit(pp, &c, &z).map_err(|e| ProverError::Fold(format!("merge fold {f}: {e}")))?;
+        pres.push(p);
+        z = next;
+    }
+    let counts = tally
+        .lock()
+        .map_err(|_| ProverError::Invalid("the lookup tally was poisoned".into()))?
+        .clone();
+    for (f, p) in pres.iter_mut().enumerate() {
+        let m: Vec<Fr> = slice_of(lay, &counts, f).into_iter().map(Fr::from).collect();
+        p.complete(pp.primary_key(), &m).map_err(fold_err("the multiplicities"))?;
+    }
+    // second pass: fold at α drawn from every commitment
+    let drawn = zkstep_fold::run_challenges(pp, &pres);
+    let mut ivc = Ivc::new(pp, &z0, drawn).map_err(fold_err("the first state"))?;
+    for (f, pre) in pres.iter().enumerate() {
+        let c = build(f, Some(&counts));
+        ivc.prove_step(pp, &c, Some(pre))
+            .map_err(|e| ProverError::Fold(format!("merge fold {f}: {e}")))?;
+    }
+    fold_s += t.elapsed().as_secs_f64() - witness_s;
+    let t = Instant::now();
+    let snark = CompressedSnark::prove(pp, &keys.pk, &ivc).map_err(fold_err("compression"))?;
+    let compress_s = t.elapsed().as_secs_f64();
+    Ok((
+        MergeProof {
+            num_folds: folds as u64,
+            snark,
+        },
+        Timings {
+            witness_s,
+            fold_s,
+            compress_s,
+        },
+    ))
+}
+
+/// Accept a merge proof for `stmt` (keygen's verifier key), or say why not.
+pub fn verify_merge(keys: &MergeKeys, proof: &MergeProof, stmt: &MergeStatement) -> std::result::Result<(), String> {
+    let vk = keys.vk.as_ref().ok_or("keys read from a proving key carry no verifier key")?;
+    zkstep_circuits::merge::verify_merge(&keys.layout, vk, proof.num_folds, &proof.snark, stmt)
+}

@@ -1,0 +1,94 @@
+//! `zkstep-verify` on a stored merge proof (params/fixtures/merge, made by
+//! `make_fixtures --merge`): accepted with its round and global model;
+//! rejected (exit 1) against a round with another reputation, another node's
+//! checkpoint or another global model, and under another statement; a
+//! truncated proof or a step's key is malformed input (exit 2).
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use zkstep_verifier::merge::{read_merge_key, read_merge_proof, verify_merge_proof};
+use zkstep_verifier::VerifyError;
+
+fn fx(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../params/fixtures/merge")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn verify(args: &[&str]) -> (Option<i32>, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_zkstep-verify")).args(args).output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_merge_proof_is_accepted_with_its_round_and_rejected_with_another() {
+    let (vk, proof, spec) = (fx("merge_verifying.key"), fx("merge.zkstep"), fx("../spec.toml"));
+    let with = |round: &str, global: &str| {
+        verify(&["--vk", &vk, "--proof", &proof, "--spec", &spec, "--round", round, "--global", global])
+    };
+    let (code, out, err) = with(&fx("round.toml"), &fx("global.safetensors"));
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("ACCEPTED merge") && out.contains("zeroed: [2]"), "{out}");
+    // the proof alone
+    let (code, out, _) = verify(&["--vk", &vk, "--proof", &proof]);
+    assert_eq!(code, Some(0), "{out}");
+    // the round file edited: a reputation, a node's checkpoint, tau
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fx("round.toml")).unwrap();
+    let abs = text.replace("\"node", &format!("\"{}/node", fx(""))).replace("\"previous", &format!("\"{}/previous", fx("")));
+    for (edit, want) in [
+        (abs.replace("reputation = 3", "reputation = 4"), "reputation"),
+        (abs.replace("node1.safetensors", "node0.safetensors"), "names the same checkpoint"),
+        (abs.replace("node0.safetensors", "global.safetensors"), "node 0's checkpoint"),
+        (abs.replace("tau_fx = 500000000", "tau_fx = 500000001"), "tau_fx"),
+    ] {
+        let r = dir.path().join("round.toml");
+        std::fs::write(&r, edit).unwrap();
+        let (code, out, err) = with(r.to_str().unwrap(), &fx("global.safetensors"));
+        assert_ne!(code, Some(0), "{want}: {out}");
+        assert!(err.contains(want), "{want}: {err}");
+    }
+    // another global model: the previous one
+    let (code, _, err) = with(&fx("round.toml"), &fx("previous.safetensors"));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("not the global model"), "{err}");
+    // a truncated proof, a step's key: malformed (2)
+    let bytes = std::fs::read(&proof).unwrap();
+    let cut = dir.path().join("cut.zkstep");
+    std::fs::write(&cut, &bytes[..bytes.len() - 9]).unwrap();
+    let (code, _, err) = verify(&["--vk", &vk, "--proof", cut.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("cut.zkstep") && err.contains("truncated"), "{err}");
+    let (code, _, err) = verify(&["--vk", &fx("../verifying.key"), "--proof", &proof]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("verifying.key") && err.contains("merge verifying key"), "{err}");
+}
+
+#[test]
+fn a_merge_proof_under_another_statement_is_rejected() {
+    let key = read_merge_key(&std::fs::read(fx("merge_verifying.key")).unwrap()).unwrap();
+    let honest = read_merge_proof(&std::fs::read(fx("merge.zkstep")).unwrap()).unwrap();
+    verify_merge_proof(&key, &honest).unwrap();
+    for edit in 0..5 {
+        let mut p = read_merge_proof(&std::fs::read(fx("merge.zkstep")).unwrap()).unwrap();
+        let st = &mut p.payload.statement;
+        match edit {
+            0 => st.reputations[1] += 1,
+            1 => st.zeroed[2] = false,
+            2 => st.c_nodes.swap(0, 1),
+            3 => st.c_global = st.c_centre,
+            _ => st.step += 1,
+        }
+        match verify_merge_proof(&key, &p) {
+            Err(VerifyError::Rejected(_)) => {}
+            other => panic!("edit {edit}: {:?}", other.map(|_| ())),
+        }
+    }
+}
