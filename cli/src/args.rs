@@ -48,6 +48,10 @@ pub enum Command {
     /// Prove a round's merge (π_merge): GLOBAL is the merge of the round file's checkpoints
     /// under their reputations and τ (keys from `zkstep keygen --merge N`).
     ProveMerge(ProveMergeArgs),
+    /// Verify a whole federated round (DIR: round.toml, merge.zkstep, keys/): the merge proof,
+    /// every node's run (each node's checkpoint in the round file is the last of a proven run
+    /// directory) started from the previous global model and ending at the merge's input.
+    VerifyRound(VerifyRoundArgs),
     /// Print the built-in demo spec (a starting point for your own).
     ExampleSpec,
     /// Measure what proving one step costs per layer width (each width in its own process):
@@ -225,6 +229,26 @@ pub struct KeygenArgs {
     /// Replace existing keys.
     #[arg(long)]
     pub force: bool,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `zkstep verify-round`.
+#[derive(Args, Debug)]
+pub struct VerifyRoundArgs {
+    /// Round directory: round.toml (its nodes' checkpoints each the last of a run directory
+    /// proven by `prove-run`), merge.zkstep (from `prove-merge`) and keys/.
+    pub dir: PathBuf,
+    /// The steps' verifying key [default: DIR/keys/verifying.key].
+    #[arg(long)]
+    pub vk: Option<PathBuf>,
+    /// The merge's verifying key [default: DIR/keys/merge_verifying.key].
+    #[arg(long)]
+    pub merge_vk: Option<PathBuf>,
+    /// The merge proof [default: DIR/merge.zkstep].
+    #[arg(long)]
+    pub merge_proof: Option<PathBuf>,
     /// Print a JSON object instead of text.
     #[arg(long)]
     pub json: bool,

@@ -189,6 +189,14 @@ pub enum CliError {
         /// How many problems.
         count: usize,
     },
+    /// `zkstep verify-round`: the first thing about the round that fails.
+    #[error("REJECTED: {}: {why}", round.display())]
+    RoundRejected {
+        /// The round directory.
+        round: PathBuf,
+        /// What failed.
+        why: String,
+    },
     /// The verifying key is for another spec than the run's.
     #[error("{}: the verifying key is for another spec than the run's ({})", vk.display(), spec.display())]
     KeyForAnotherSpec {
@@ -330,6 +338,7 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::RunRejected { .. }
+            | CliError::RoundRejected { .. }
             | CliError::KeyForAnotherSpec { .. }
             | CliError::Prover(ProverError::NotTheStep(_)) => 1,
             _ => 2,

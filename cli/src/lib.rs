@@ -2,9 +2,9 @@
 //!
 //! - [`args`]: the command line as clap parses it;
 //! - [`cmd`]: one module per subcommand and [`cmd::dispatch`];
-//! - [`util`], [`proving`], [`run`], [`bench`]: what the subcommands share
+//! - [`util`], [`proving`], [`run`], [`runcheck`], [`bench`]: what the subcommands share
 //!   (helpers and progress bars; keys and proving; training runs,
-//!   `run.json` and the run-directory lock; measuring and rendering
+//!   `run.json` and the run-directory lock; the checks of a whole run; measuring and rendering
 //!   benchmarks);
 //! - [`out`]: standard output kept clean of halo2curves' debug prints;
 //! - [`error`]: [`CliError`], the one error type.
@@ -23,6 +23,7 @@ pub mod error;
 pub mod out;
 pub mod proving;
 pub mod run;
+pub mod runcheck;
 pub mod util;
 
 pub use error::{CliError, Result};

@@ -546,3 +546,59 @@ fn segments_and_shards_cover_a_run() {
     ]);
     assert!(!ok && err.contains("I/N"), "{err}");
 }
+
+/// `zkstep verify-round`: two nodes' runs from one global model (the proven
+/// run and a second run of another batch schedule, both 4 steps, the second
+/// proven as one segment), merged,
+/// the merge proven; the round directory is accepted, and each way it can
+/// fail is named (exit 1): a node's step without a proof, a checkpoint in
+/// the round file that is not the merge's input, a reputation changed, a
+/// previous global model that is not the merge's centre.
+#[test]
+fn a_round_verifies_as_a_whole_and_names_what_fails() {
+    let d = tempfile::tempdir().unwrap();
+    proved_run(d.path());
+    let p = |n: &str| -> String { d.path().join(n).display().to_string() };
+    let zk = |args: &[&str]| {
+        let (ok, out, err) = run(args);
+        assert!(ok, "{args:?}: {err}");
+        out
+    };
+    zk(&["train", "--spec", &p("spec.toml"), "--ckpt", &p("c0.safetensors"), "--data", &p("data.safetensors"),
+         "--steps", "4", "--seed", "5", "--out-dir", &p("node1")]);
+    // one segment proof for node 1's four steps (verify-run accepts either)
+    zk(&["prove-segment", "--run", &p("node1"), "--keys", &p("keys"), "--from", "0", "--steps", "4"]);
+    let round = "tau = 1000\nprevious = \"c0.safetensors\"\n[[nodes]]\ncheckpoint = \"run/ckpt_4.safetensors\"\nreputation = 1\n[[nodes]]\ncheckpoint = \"node1/ckpt_4.safetensors\"\nreputation = 3\n";
+    std::fs::write(p("round.toml"), round).unwrap();
+    zk(&["merge", "--spec", &p("spec.toml"), "--round", &p("round.toml"), "--out", &p("global.safetensors")]);
+    zk(&["keygen", "--spec", &p("spec.toml"), "--out", &p("keys"), "--merge", "2"]);
+    zk(&["prove-merge", "--spec", &p("spec.toml"), "--keys", &p("keys"), "--round", &p("round.toml"),
+         "--global", &p("global.safetensors"), "--out", &p("merge.zkstep")]);
+    let out = zk(&["verify-round", &p("")]);
+    assert!(out.contains("ACCEPTED: round of 2 nodes"), "{out}");
+    let rejected = |want: &str| {
+        let (code, out, err) = run_code(&["verify-round", &p("")]);
+        assert_eq!(code, Some(1), "{want}: {out}{err}");
+        assert!(err.contains("REJECTED") && err.contains(want), "{want}: {err}");
+    };
+    // a node's steps without their proof
+    let proof = d.path().join("node1/segment_0_4.zkstep");
+    let kept = std::fs::read(&proof).unwrap();
+    std::fs::remove_file(&proof).unwrap();
+    rejected("node 1");
+    std::fs::write(&proof, kept).unwrap();
+    // the round file edited after the merge was proven
+    for (edit, want) in [
+        (round.replace("run/ckpt_4", "run/ckpt_3"), "is not the merge's input"),
+        (round.replace("reputation = 3", "reputation = 2"), "reputation 2 in the round file"),
+        (round.replace("\"c0.safetensors\"", "\"node1/ckpt_1.safetensors\""), "not the previous global model"),
+    ] {
+        std::fs::write(p("round.toml"), edit).unwrap();
+        rejected(want);
+    }
+    std::fs::write(p("round.toml"), round).unwrap();
+    let out = zk(&["verify-round", &p(""), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verified"], true);
+    assert_eq!(v["nodes"].as_array().unwrap().len(), 2);
+}

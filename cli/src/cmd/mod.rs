@@ -19,6 +19,7 @@ pub mod prove;
 pub mod prove_merge;
 pub mod prove_run;
 pub mod train;
+pub mod verify_round;
 pub mod verify_run;
 
 /// Run one parsed subcommand.
@@ -36,6 +37,7 @@ pub fn dispatch(command: Command) -> Result<()> {
         Command::VerifyRun(a) => verify_run::run(a),
         Command::Merge(a) => merge::run(a),
         Command::ProveMerge(a) => prove_merge::run(a),
+        Command::VerifyRound(a) => verify_round::run(a),
         Command::ExampleSpec => example_spec::run(),
         Command::Bench(a) => bench::run(a),
         Command::BenchPoint(a) => bench_point::run(a),
