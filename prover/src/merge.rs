@@ -17,7 +17,7 @@ use zkstep_circuits::files::{
 };
 use zkstep_core::format::{read_input, write_atomic, write_new, Input};
 use zkstep_core::input::peek;
-use zkstep_circuits::engine::{CompressedSnark, Compression, Ivc, ProverKey, PublicParams, VerifierKey};
+use zkstep_circuits::engine::{CompressedSnark, Compression, Ivc, ProverKey, PublicParams, VerifierKey, E1, E2};
 use zkstep_circuits::merge::{slice_of, MergeCircuit, MergeInputs, MergeLayout, MergeStatement, MergeWitness};
 use zkstep_core::{Checkpoint, Fr, ModelSpec};
 use zkstep_fold::{ChallengeMode, FoldError};
@@ -100,21 +100,32 @@ fn encoded<T: serde::Serialize>(h: Header, payload: &T) -> Result<Vec<u8>> {
     files::encode(h, payload).map_err(|e| ProverError::Invalid(e.to_string()))
 }
 
+/// Encode the merge verifying key file (keys from keygen, which hold the verifier key).
+pub fn merge_verifying_key_bytes(keys: &MergeKeys) -> Result<Vec<u8>> {
+    let vk = keys
+        .vk
+        .as_ref()
+        .ok_or_else(|| ProverError::Invalid("keys read from a proving key carry no verifier key".into()))?;
+    encoded(
+        header(keys, FileKind::MergeVerifyingKey),
+        &MergeVerifyingKeyRef {
+            shape: &keys.layout.shape(&keys.spec),
+            vk,
+        },
+    )
+}
+
+fn checksum(file: &[u8]) -> Result<[u8; 32]> {
+    files::envelope_checksum(file).ok_or_else(|| ProverError::Invalid("a key file shorter than its header".into()))
+}
+
 /// Write `merge_proving.key` and `merge_verifying.key` into `dir`
 /// (atomically; existing files replaced only if `replace`).
 pub fn write_merge_keys(dir: &Path, keys: &MergeKeys, replace: bool) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| ProverError::io(dir, e))?;
     let shape = keys.layout.shape(&keys.spec);
-    let vk = keys
-        .vk
-        .as_ref()
-        .ok_or_else(|| ProverError::Invalid("keys read from a proving key carry no verifier key to write".into()))?;
-    let vk_bytes = encoded(
-        header(keys, FileKind::MergeVerifyingKey),
-        &MergeVerifyingKeyRef { shape: &shape, vk },
-    )?;
-    let vk_checksum = files::envelope_checksum(&vk_bytes)
-        .ok_or_else(|| ProverError::Invalid("a key file shorter than its header".into()))?;
+    let vk_bytes = merge_verifying_key_bytes(keys)?;
+    let vk_checksum = checksum(&vk_bytes)?;
     let pk_bytes = encoded(
         header(keys, FileKind::MergeProvingKey),
         &MergeProvingKeyRef {
@@ -163,6 +174,17 @@ pub fn read_merge_proving_key(path: &Path) -> Result<MergeKeys> {
             layout.arity()
         )));
     }
+    // the merge circuit and the folding layer's own are the key's circuit
+    let own = zkstep_fold::params::layer_sizes::<E1, E2>(layout.arity(), 1, ChallengeMode::PerRun)
+        .map_err(|e| corrupt(e.to_string()))?;
+    let want = layout.num_constraints().map_err(circuit_err)? + own.primary_constraints;
+    let (got, _) = p.pp.num_constraints();
+    if got != want {
+        return Err(corrupt(format!(
+            "its primary circuit has {got} constraints, a merge of {} nodes at {} units a fold {want}",
+            layout.nodes, layout.units_per_fold
+        )));
+    }
     Ok(MergeKeys {
         spec,
         layout: Arc::new(layout),
@@ -175,18 +197,9 @@ pub fn read_merge_proving_key(path: &Path) -> Result<MergeKeys> {
 
 /// Encode a merge proof file.
 pub fn merge_proof_bytes(keys: &MergeKeys, proof: &MergeProof, stmt: &MergeStatement) -> Result<Vec<u8>> {
-    let vk_checksum = match (keys.vk_checksum, &keys.vk) {
-        (Some(c), _) => c,
-        (None, Some(vk)) => {
-            let shape = keys.layout.shape(&keys.spec);
-            let bytes = encoded(
-                header(keys, FileKind::MergeVerifyingKey),
-                &MergeVerifyingKeyRef { shape: &shape, vk },
-            )?;
-            files::envelope_checksum(&bytes)
-                .ok_or_else(|| ProverError::Invalid("a key file shorter than its header".into()))?
-        }
-        (None, None) => return Err(ProverError::Invalid("keys without a verifying key's checksum".into())),
+    let vk_checksum = match keys.vk_checksum {
+        Some(c) => c,
+        None => checksum(&merge_verifying_key_bytes(keys)?)?,
     };
     let payload = MergeProofRef {
         statement: stmt,

@@ -1,14 +1,18 @@
 //! π_merge end to end: keys for three nodes of a small Adam spec, a proof of
 //! a merge in which the outlier rule zeroes the farthest node, accepted for
 //! its statement and rejected for every other (a reputation, a flag, the
-//! global model's commitment, an input's commitment, the step).
+//! global model's commitment, an input's commitment, the step); the key
+//! files read back, and a key re-sealed for another fold size refused.
 #![allow(clippy::unwrap_used, clippy::type_complexity)]
 
 use zkstep_circuits::merge::MergeStatement;
 use zkstep_core::commit::commit_params;
 use zkstep_core::merge::{merge, MergeNode};
 use zkstep_core::{Checkpoint, ModelSpec};
-use zkstep_prover::merge::{merge_keygen, prove_merge, verify_merge};
+use zkstep_circuits::files;
+use zkstep_prover::merge::{
+    merge_keygen, prove_merge, read_merge_proving_key, verify_merge, write_merge_keys, MERGE_PROVING_KEY_FILE,
+};
 
 const SPEC: &str = "batch_size = 2\n[optimizer]\nkind = \"adam\"\n[[layers]]\ninputs = 3\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 2\n";
 
@@ -59,6 +63,19 @@ fn a_merge_proof_verifies_for_its_statement_only() {
         let e = verify_merge(&keys, &proof, &s).unwrap_err();
         assert!(e.contains("does not verify") || e.contains("last state"), "{what}: {e}");
     }
+    // key files: written, read back, and a key re-sealed for another fold size refused
+    let dir = tempfile::tempdir().unwrap();
+    write_merge_keys(dir.path(), &keys, false).unwrap();
+    let pk_path = dir.path().join(MERGE_PROVING_KEY_FILE);
+    let read = read_merge_proving_key(&pk_path).unwrap();
+    assert_eq!(read.layout.units_per_fold, keys.layout.units_per_fold);
+    let bytes = std::fs::read(&pk_path).unwrap();
+    let (h, mut p): (files::Header, files::MergeProvingKeyPayload) =
+        files::decode(&bytes, files::FileKind::MergeProvingKey).unwrap();
+    p.shape.units_per_fold = 1;
+    std::fs::write(&pk_path, files::encode(h, &p).unwrap()).unwrap();
+    let e = read_merge_proving_key(&pk_path).err().unwrap().to_string();
+    assert!(e.contains("merge_proving.key") && e.contains("corrupt"), "{e}");
     // the prover refuses what the merge does not give
     let mut wrong = m.global.clone();
     wrong.layers[1].b[0] += 1;
