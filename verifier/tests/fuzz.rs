@@ -2,7 +2,7 @@
 //! of mutated proofs (random byte edits, cuts and extensions of the payload,
 //! re-sealed so that they pass the envelope's checksum, as an attacker would),
 //! plus a corpus of crafted payloads kept as regression cases; one-step and
-//! segment proofs alike. None may panic out of the library, and none but
+//! segment proofs alike, and merge proofs. None may panic out of the library, and none but
 //! the original may be accepted.
 #![allow(clippy::unwrap_used)]
 
@@ -45,14 +45,26 @@ fn mutated_proofs_never_panic_and_are_never_accepted() {
     ] {
         let bytes = fx(name);
         let (h, body) = files::open(&bytes, kind).unwrap();
-        mutate_and_check(h, body);
+        let vk = read_verifying_key(&fx("verifying.key")).unwrap();
+        mutate_and_check(h, body, &|b| verdict(&vk, b));
     }
 }
 
-fn mutate_and_check(h: Header, body: &[u8]) {
+/// The same for a merge proof (π_merge) under its merge verifying key.
+#[test]
+fn mutated_merge_proofs_never_panic_and_are_never_accepted() {
+    use zkstep_verifier::merge::{read_merge_key, read_merge_proof, verify_merge_proof};
+    let key = read_merge_key(&fx("merge/merge_verifying.key")).unwrap();
+    let bytes = fx("merge/merge.zkstep");
+    let (h, body) = files::open(&bytes, FileKind::MergeProof).unwrap();
+    mutate_and_check(h, body, &|b| Ok(verify_merge_proof(&key, &read_merge_proof(b)?).is_ok()));
+}
+
+/// Mutate the payload `body` (re-sealed under `h`) and require every
+/// mutation to be refused by `verdict` (Ok(true) = accepted) without a panic.
+fn mutate_and_check(h: Header, body: &[u8], verdict: &dyn Fn(&[u8]) -> Result<bool, VerifyError>) {
     let body = body.to_vec();
-    let vk = read_verifying_key(&fx("verifying.key")).unwrap();
-    assert_eq!(verdict(&vk, &files::seal(h, &body)).ok(), Some(true));
+    assert_eq!(verdict(&files::seal(h, &body)).ok(), Some(true));
     let cases: usize = std::env::var("ZKSTEP_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -79,7 +91,7 @@ fn mutate_and_check(h: Header, body: &[u8]) {
             continue;
         }
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            verdict(&vk, &files::seal(h, &b))
+            verdict(&files::seal(h, &b))
         }));
         match r {
             Err(_) => panic!("case {case}: a panic escaped the verifier library"),
