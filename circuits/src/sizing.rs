@@ -91,7 +91,7 @@ pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
     let lay = Arc::new(layout.clone());
     // zkstep-fold's recorder: it knows which variables the first phase puts
     // in W₂ (those allocated after the challenges)
-    let mut cs = ShapeRecorder::<Fr>::new(true);
+    let mut cs = ShapeRecorder::<Fr>::new(2);
     let synth = |e: nova_snark::frontend::SynthesisError| CircuitError::Synthesis(e.to_string());
     let z: Vec<AllocatedNum<Fr>> = (0..lay.arity())
         .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::ZERO)))

@@ -170,7 +170,7 @@ fn the_first_phase_does_not_depend_on_the_challenges() {
             let mut z = z0;
             let mut out = vec![];
             for w in &ws {
-                let mut cs = WitnessRecorder::<Fr>::new(true);
+                let mut cs = WitnessRecorder::<Fr>::new(2);
                 let zin: Vec<AllocatedNum<Fr>> = z
                     .iter()
                     .enumerate()
@@ -190,7 +190,7 @@ fn the_first_phase_does_not_depend_on_the_challenges() {
         assert!(a.iter().all(|w| !w.is_empty()));
         assert_eq!(a, b, "{toml}");
         // the whole page after the challenges: its first range check refuses
-        let mut cs = WitnessRecorder::<Fr>::new(true);
+        let mut cs = WitnessRecorder::<Fr>::new(2);
         let zin: Vec<AllocatedNum<Fr>> = c
             .z0
             .iter()

@@ -9,7 +9,9 @@
 //! - the **secondary** folds the primary's instances; on a split layout it
 //!   also folds comm_W₂ beside comm_W₁, and either checks each fold's
 //!   challenges (`PerFold`: αⱼ = H(pp, comm_W₁, j) is public IO) or chains
-//!   every comm_W₁ into its state (`PerRun`), where the verifier finds it.
+//!   every comm_W₁ into its state (`PerRun`), where the verifier finds it;
+//!   with two rounds (`PerRunTwice`) it folds comm_W₃ as well and chains
+//!   every comm_W₂ beside every comm_W₁.
 //!
 //! Public IO: the primary's is `[α… (PerFold), the secondary's hash (passed
 //! through), its own hash]`, the secondary's `[the primary's hash (passed
@@ -36,14 +38,21 @@ pub struct Config {
     pub arity: usize,
     /// Challenges its second phase receives.
     pub challenges: usize,
+    /// Of those, how many (the last) come in the second round (PerRunTwice).
+    pub late: usize,
     /// How they are drawn.
     pub mode: ChallengeMode,
 }
 
 impl Config {
-    /// Whether the primary's witness is split into W₂ ‖ W₁.
+    /// Whether the primary's witness is split into W₂ ‖ W₁ (or W₃ ‖ W₂ ‖ W₁).
     pub fn split(&self) -> bool {
         self.mode != ChallengeMode::None
+    }
+
+    /// Whether the challenges are constants of the whole run.
+    pub fn per_run(&self) -> bool {
+        matches!(self.mode, ChallengeMode::PerRun | ChallengeMode::PerRunTwice)
     }
 
     /// Slots of the IVC state: the step's, then (PerRun) the challenges.
@@ -51,12 +60,21 @@ impl Config {
         self.arity + self.run_challenges()
     }
 
-    /// Challenges kept in the state (PerRun).
+    /// Challenges kept in the state (PerRun, PerRunTwice).
     pub fn run_challenges(&self) -> usize {
-        if self.mode == ChallengeMode::PerRun {
+        if self.per_run() {
             self.challenges
         } else {
             0
+        }
+    }
+
+    /// Where the layer's own variables go: the last part of the witness.
+    pub fn last_region(&self) -> Region {
+        if self.mode == ChallengeMode::PerRunTwice {
+            Region::Third
+        } else {
+            Region::Second
         }
     }
 
@@ -76,16 +94,21 @@ impl Config {
 
     /// Witness commitments of a primary instance.
     pub fn primary_parts(&self) -> usize {
-        if self.split() {
-            2
-        } else {
-            1
+        match self.mode {
+            ChallengeMode::None => 1,
+            ChallengeMode::PerFold | ChallengeMode::PerRun => 2,
+            ChallengeMode::PerRunTwice => 3,
         }
     }
 
-    /// Slots of the secondary's state (the chain of comm_W₁, PerRun).
+    /// Slots of the secondary's state: the chain of comm_W₁ (PerRun), and
+    /// of comm_W₂ (PerRunTwice).
     pub fn chain_len(&self) -> usize {
-        usize::from(self.mode == ChallengeMode::PerRun)
+        match self.mode {
+            ChallengeMode::PerRun => 1,
+            ChallengeMode::PerRunTwice => 2,
+            _ => 0,
+        }
     }
 }
 
@@ -122,7 +145,7 @@ pub struct SecondaryInputs<E: Engine> {
     pub pp: E::Base,
     /// Folds done before this one.
     pub i: u64,
-    /// The chain of comm_W₁ so far (PerRun).
+    /// The chains of comm_W₁ (and comm_W₂) so far (PerRun, PerRunTwice).
     pub chain: Vec<E::Base>,
     /// The primary's running instance (None on the first fold).
     pub running: Option<RunningInstance<E>>,
@@ -228,7 +251,8 @@ fn next_count<F: ff::PrimeField, CS: ConstraintSystem<F>>(
 }
 
 /// The primary circuit; returns z_{i+1} (challenges included, PerRun).
-/// The layer's own variables go to W₂, the step's first phase to W₁.
+/// The layer's own variables go to the last part (W₂, or W₃ with two
+/// rounds), the step's first phase to W₁, its second to W₂.
 pub fn synthesize_primary<E, C, CS>(
     cs: &mut CS,
     cfg: &Config,
@@ -241,7 +265,7 @@ where
     C: StepCircuit<E::Base>,
     CS: PhasedCs<E::Base>,
 {
-    cs.set_region(Region::Second);
+    cs.set_region(cfg.last_region());
     let drawn = (0..cfg.fold_challenges())
         .map(|j| {
             AllocatedNum::alloc_input(cs.namespace(|| format!("α{j}")), || {
@@ -303,9 +327,10 @@ where
     let challenges: Vec<_> = match cfg.mode {
         ChallengeMode::None => vec![],
         ChallengeMode::PerFold => drawn,
-        ChallengeMode::PerRun => z[cfg.arity..].to_vec(),
+        ChallengeMode::PerRun | ChallengeMode::PerRunTwice => z[cfg.arity..].to_vec(),
     };
     let mut z_next = step.second(&mut cs.namespace(|| "step 2"), carry, &challenges)?;
+    cs.set_region(cfg.last_region());
     if z_next.len() != cfg.arity {
         return Err(SynthesisError::IncompatibleLengthVector(format!(
             "the step circuit returned {} slots, its arity is {}",
@@ -380,11 +405,12 @@ where
             |lc| lc,
         );
     }
+    // chain k hashes each fold's comm of W_{k+1}
     let chain_next = chain
         .iter()
         .enumerate()
         .map(|(k, prev)| {
-            chain_link_circuit(cs.namespace(|| format!("chain{k} next")), ro, prev, &c.incoming.w[0])
+            chain_link_circuit(cs.namespace(|| format!("chain{k} next")), ro, prev, &c.incoming.w[k])
         })
         .collect::<Result<Vec<_>, _>>()?;
     let i_next = next_count(cs.namespace(|| "i next"), &c.i)?;

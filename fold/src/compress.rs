@@ -9,7 +9,9 @@
 //!    masked instance satisfiable.
 //! 4. On a split layout, a polynomial opening (`EE1`) of the masked comm_W₂
 //!    as a vector of m values proves that W₂'s commitment lies on W₂'s
-//!    generators (docs/SOUNDNESS.md: why the challenges need it).
+//!    generators (docs/SOUNDNESS.md: why the challenges need it); with three
+//!    parts, comm_W₂ is opened as m₂₃ values and comm_W₃ as m₃, so each
+//!    later part misses the columns of every earlier one.
 
 use crate::cs::WitnessLayout;
 use crate::error::{FoldError, Result};
@@ -45,7 +47,7 @@ where
 {
     pk1: S1::ProverKey,
     pk2: S2::ProverKey,
-    // only a split layout opens comm_W₂
+    // only a split layout opens its later parts
     ee_pk: Option<EE1::ProverKey>,
 }
 
@@ -72,7 +74,8 @@ where
     ro: RoSet<E1, E2>,
 }
 
-/// The opening of the masked comm_W₂ as a vector of m values.
+/// The opening of a masked later part's commitment (comm_W₂, comm_W₃) as
+/// a vector of the prefix it must lie on.
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(bound = "")]
 struct SecondOpening<E: Engine, EE: EvaluationEngineTrait<E>> {
@@ -109,7 +112,8 @@ where
     r_e2: E2::Scalar,
     snark1: S1,
     snark2: S2,
-    second: Option<SecondOpening<E1, EE1>>,
+    // one per part after W₁
+    openings: Vec<SecondOpening<E1, EE1>>,
 }
 
 /// Compression keys for the parameters.
@@ -126,7 +130,7 @@ where
 {
     let (pk1, vk1) = S1::setup(&pp.ck1, &pp.shape1)?;
     let (pk2, vk2) = RebuiltVk::<E2, S2>::setup(&pp.ck2, &pp.shape2)?;
-    let (ee_pk, ee_vk) = if pp.layout1.split {
+    let (ee_pk, ee_vk) = if pp.layout1.split() {
         let (p, v) = EE1::setup(&pp.ck1)?;
         (Some(p), Some(v))
     } else {
@@ -184,11 +188,21 @@ fn random_instance<E: Engine>(
     ))
 }
 
-/// The transcript that fixes the point W₂ is opened at.
-fn second_point<E: Engine>(digest: &E::Scalar, comm: &Commitment<E>, vars: usize) -> Result<(E::TE, Vec<E::Scalar>)> {
-    let mut tr = E::TE::new(b"zkstep-fold W2");
+/// The transcript that fixes the point part `k` (1: W₂, 2: W₃) is opened at.
+fn second_point<E: Engine>(
+    digest: &E::Scalar,
+    k: usize,
+    comm: &Commitment<E>,
+    vars: usize,
+) -> Result<(E::TE, Vec<E::Scalar>)> {
+    let (label, part): (&'static [u8], &'static [u8]) = if k == 1 {
+        (b"zkstep-fold W2", b"W2")
+    } else {
+        (b"zkstep-fold W3", b"W3")
+    };
+    let mut tr = E::TE::new(label);
     tr.absorb(b"pp", digest);
-    tr.absorb(b"W2", comm);
+    tr.absorb(part, comm);
     let point = (0..vars)
         .map(|_| tr.squeeze(b"x"))
         .collect::<std::result::Result<Vec<_>, _>>()?;
@@ -255,22 +269,23 @@ where
         let u2 = derandomize::<E2>(&dk2, &n2, &n2_w.blinds, &n2_w.r_e)?;
         let w1 = n1_w.to_nova(&pp.shape1)?.derandomize().0;
         let w2 = n2_w.to_nova(&pp.shape2)?.derandomize().0;
-        let second = if pp.layout1.split {
-            let m = pp.layout1.first_offset();
-            let comm = E1::CE::derandomize(&dk1, &n1.comm_w[1], &n1_w.blinds[1]);
-            let (mut tr, point) = second_point::<E1>(&pp.digest, &comm, log2(m))?;
-            let values = &n1_w.w[..m];
-            let eval = MultilinearPolynomial::evaluate_with(values, &point);
+        let mut openings = vec![];
+        for k in 1..pp.layout1.parts {
+            // the part's values on its columns, zero on the prefix before them
+            let cols = pp.layout1.part_columns(k);
+            let mut values = n1_w.w[..cols.end].to_vec();
+            values[..cols.start].iter_mut().for_each(|v| *v = E1::Scalar::ZERO);
+            let comm = E1::CE::derandomize(&dk1, &n1.comm_w[k], &n1_w.blinds[k]);
+            let (mut tr, point) = second_point::<E1>(&pp.digest, k, &comm, log2(cols.end))?;
+            let eval = MultilinearPolynomial::evaluate_with(&values, &point);
             tr.absorb(b"v", &eval);
             let ee_pk = pk
                 .ee_pk
                 .as_ref()
                 .ok_or_else(|| FoldError::Invalid("a prover key without the opening's key".into()))?;
-            let arg = EE1::prove(&pp.ck1, ee_pk, &mut tr, &comm, values, &point, &eval)?;
-            Some(SecondOpening { eval, arg })
-        } else {
-            None
-        };
+            let arg = EE1::prove(&pp.ck1, ee_pk, &mut tr, &comm, &values, &point, &eval)?;
+            openings.push(SecondOpening { eval, arg });
+        }
         let (snark1, snark2) = rayon::join(
             || S1::prove(&pp.ck1, &pk.pk1, &pp.shape1, &u1, &w1),
             || S2::prove(&pp.ck2, &pk.pk2, &pp.shape2, &u2, &w2),
@@ -294,7 +309,7 @@ where
             r_e2: n2_w.r_e,
             snark1: snark1?,
             snark2: snark2?,
-            second,
+            openings,
         })
     }
 
@@ -318,7 +333,7 @@ where
             || self.rand1.x.len() != cfg.primary_io()
             || self.rand2.comm_w.len() != 1
             || self.rand2.x.len() != 2
-            || self.second.is_some() != vk.layout1.split
+            || self.openings.len() != vk.layout1.parts - 1
         {
             return Err(FoldError::Rejected("a proof of the wrong shape".into()));
         }
@@ -327,9 +342,8 @@ where
             cfg,
             digest: vk.digest,
         };
-        // the challenges of a PerRun IVC come from the chain's end
-        let chain_end = self.chain.first().copied().unwrap_or(E1::Base::ZERO);
-        let ch = derive_run(&view, chain_end);
+        // the challenges of a PerRun IVC come from the chains' ends
+        let ch = derive_run(&view, &self.chain);
         let mut z0f = z0.to_vec();
         z0f.extend(ch.iter().copied());
         let mut znf = self.zn.clone();
@@ -355,17 +369,18 @@ where
         );
         let u1 = derandomize::<E1>(&vk.dk1, &n1, &self.blinds1, &self.r_e1)?;
         let u2 = derandomize::<E2>(&vk.dk2, &n2, &[self.blind2_w], &self.r_e2)?;
-        if let Some(s) = &self.second {
-            let m = vk.layout1.first_offset();
-            let comm = E1::CE::derandomize(&vk.dk1, &n1.comm_w[1], &self.blinds1[1]);
-            let (mut tr, point) = second_point::<E1>(&vk.digest, &comm, log2(m))?;
+        for (i, s) in self.openings.iter().enumerate() {
+            let k = i + 1;
+            let end = vk.layout1.part_columns(k).end;
+            let comm = E1::CE::derandomize(&vk.dk1, &n1.comm_w[k], &self.blinds1[k]);
+            let (mut tr, point) = second_point::<E1>(&vk.digest, k, &comm, log2(end))?;
             tr.absorb(b"v", &s.eval);
             let ee_vk = vk
                 .ee_vk
                 .as_ref()
                 .ok_or_else(|| FoldError::Rejected("a verifying key without the opening's key".into()))?;
             EE1::verify(ee_vk, &mut tr, &comm, &point, &s.eval, &s.arg)
-                .map_err(|e| FoldError::Rejected(format!("the opening of comm_W2: {e}")))?;
+                .map_err(|e| FoldError::Rejected(format!("the opening of comm_W{}: {e}", k + 1)))?;
         }
         let (r1, r2) = rayon::join(
             || self.snark1.verify(&vk.vk1, &u1),

@@ -9,6 +9,13 @@
 //! on W₂'s columns"; docs/SOUNDNESS.md says why that is the property the
 //! challenge needs. Without challenges the layout is the allocation order.
 //!
+//! With a second round of challenges (`ChallengeMode::PerRunTwice`) the
+//! witness has three parts, `W = W₃ ‖ W₂ ‖ W₁`: W₂ is then only the step's
+//! second phase (committed before the second round), W₃ what depends on the
+//! second round and the layer's own variables. W₃ is padded to a power of
+//! two m₃ and W₃ ‖ W₂ to a power of two m₂₃, so each later part is shown to
+//! lie on a prefix that misses every earlier part's columns.
+//!
 //! [`ShapeRecorder`] builds the R1CS matrices, [`WitnessRecorder`] the
 //! values; both tag each allocation with the [`Region`] current at that
 //! moment, and [`WitnessLayout`] maps (region, rank) to a column the same way
@@ -24,12 +31,14 @@ use nova_snark::traits::Engine;
 use serde::{Deserialize, Serialize};
 
 /// Which part of a fold's witness a variable belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Region {
     /// W₁: fixed before the challenges are drawn (committed first).
     First,
-    /// W₂: may depend on the challenges.
+    /// W₂: may depend on the challenges (of the first round, with two).
     Second,
+    /// W₃: may depend on every challenge (only with two rounds).
+    Third,
 }
 
 /// A constraint system whose next allocations can be put in a region.
@@ -41,21 +50,54 @@ pub trait PhasedCs<F: PrimeField>: ConstraintSystem<F, Root = Self> {
 /// How a fold's witness vector is laid out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WitnessLayout {
-    /// Whether W is split into W₂ ‖ W₁.
-    pub split: bool,
-    /// Variables of W₁ (all of them without a split).
+    /// How many parts W has, each with its own commitment: 1 (no
+    /// challenges), 2 (W₂ ‖ W₁) or 3 (W₃ ‖ W₂ ‖ W₁).
+    pub parts: usize,
+    /// Variables of W₁ (all of them with one part).
     pub first: usize,
-    /// Variables of W₂ (0 without a split).
+    /// Variables of W₂ (0 with one part).
     pub second: usize,
+    /// Variables of W₃ (0 unless three parts).
+    pub third: usize,
 }
 
 impl WitnessLayout {
-    /// W₂'s padded length m (a power of two, at least 2); 0 without a split.
-    pub fn second_padded(&self) -> usize {
-        if self.split {
-            self.second.next_power_of_two().max(2)
+    /// One part: W in allocation order.
+    pub fn plain(num_vars: usize) -> Self {
+        WitnessLayout {
+            parts: 1,
+            first: num_vars,
+            second: 0,
+            third: 0,
+        }
+    }
+
+    /// Whether W is split (committed in more than one part).
+    pub fn split(&self) -> bool {
+        self.parts > 1
+    }
+
+    /// m₃: W₃'s padded length (a power of two, at least 2); 0 unless three parts.
+    pub fn third_padded(&self) -> usize {
+        if self.parts == 3 {
+            self.third.next_power_of_two().max(2)
         } else {
             0
+        }
+    }
+
+    /// Where W₂ starts (after W₃'s m₃ columns).
+    pub fn second_offset(&self) -> usize {
+        self.third_padded()
+    }
+
+    /// The prefix every part after W₁ lies on: W₂'s padded length m with
+    /// two parts, m₂₃ (W₃ ‖ W₂ padded) with three; 0 with one part.
+    pub fn second_padded(&self) -> usize {
+        match self.parts {
+            1 => 0,
+            2 => self.second.next_power_of_two().max(2),
+            _ => (self.third_padded() + self.second).next_power_of_two().max(2),
         }
     }
 
@@ -69,35 +111,55 @@ impl WitnessLayout {
         self.second_padded()
     }
 
+    /// The columns part `k` (0: W₁, 1: W₂, 2: W₃) occupies, padding included.
+    pub fn part_columns(&self, k: usize) -> std::ops::Range<usize> {
+        match (self.parts, k) {
+            (1, _) | (_, 0) => self.first_offset()..self.num_vars(),
+            (2, _) | (_, 1) => self.second_offset()..self.second_padded(),
+            _ => 0..self.third_padded(),
+        }
+    }
+
+    /// Columns no variable takes (the padding of each part after W₁).
+    pub fn padding(&self) -> Vec<usize> {
+        if !self.split() {
+            return vec![];
+        }
+        let mut p: Vec<usize> = (self.second_offset() + self.second..self.second_padded()).collect();
+        if self.parts == 3 {
+            p.extend(self.third..self.third_padded());
+        }
+        p
+    }
+
     /// Columns of the aux variables in allocation order, from their tags.
     fn columns(&self, tags: &[Region]) -> Vec<usize> {
-        if !self.split {
+        if !self.split() {
             return (0..tags.len()).collect();
         }
-        let (mut n1, mut n2) = (0, 0);
-        let off = self.first_offset();
+        let mut next = [self.first_offset(), self.second_offset(), 0];
         tags.iter()
-            .map(|t| match t {
-                Region::First => {
-                    n1 += 1;
-                    off + n1 - 1
-                }
-                Region::Second => {
-                    n2 += 1;
-                    n2 - 1
-                }
+            .map(|t| {
+                let k = match t {
+                    Region::First => 0,
+                    Region::Second => 1,
+                    Region::Third => 2,
+                };
+                next[k] += 1;
+                next[k] - 1
             })
             .collect()
     }
 
     /// W (zero padded) from values in allocation order and their tags.
     pub fn arrange<F: PrimeField>(&self, values: &[F], tags: &[Region]) -> Result<Vec<F>> {
-        if values.len() != tags.len() || values.len() != self.first + self.second {
+        if values.len() != tags.len() || values.len() != self.first + self.second + self.third {
             return Err(FoldError::Invalid(format!(
-                "a witness of {} values for a layout of {} + {}",
+                "a witness of {} values for a layout of {} + {} + {}",
                 values.len(),
                 self.first,
-                self.second
+                self.second,
+                self.third
             )));
         }
         let mut w = vec![F::ZERO; self.num_vars()];
@@ -111,6 +173,21 @@ impl WitnessLayout {
 thread_local! {
     /// How many [`after_challenges`] calls are running on this thread.
     static AFTER: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// How many [`after_late_challenges`] calls are running on this thread.
+    static LATE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Run `f` with a thread-local counter raised (lowered again even if `f` panics).
+fn inside<T>(key: &'static std::thread::LocalKey<std::cell::Cell<usize>>, f: impl FnOnce() -> T) -> T {
+    struct Leave(&'static std::thread::LocalKey<std::cell::Cell<usize>>);
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            self.0.with(|d| d.set(d.get().saturating_sub(1)));
+        }
+    }
+    key.with(|d| d.set(d.get() + 1));
+    let _leave = Leave(key);
+    f()
 }
 
 /// Run `f` with every allocation it makes put in W₂, even inside a step
@@ -121,30 +198,35 @@ thread_local! {
 /// fold is proven (the prover's first pass runs it at stand-ins). Only a
 /// split layout is affected. Thread-local: a fold is synthesised on one thread.
 pub fn after_challenges<T>(f: impl FnOnce() -> T) -> T {
-    struct Leave;
-    impl Drop for Leave {
-        fn drop(&mut self) {
-            AFTER.with(|d| d.set(d.get().saturating_sub(1)));
-        }
-    }
-    AFTER.with(|d| d.set(d.get() + 1));
-    let _leave = Leave;
-    f()
+    inside(&AFTER, f)
 }
 
-/// Whether [`after_challenges`] is running on this thread (a range check
-/// refuses to record a lookup there: its limbs must be in W₁).
+/// Run `f` with every allocation it makes put in W₃: for values that depend
+/// on the second round of challenges (`ChallengeMode::PerRunTwice`; a power
+/// of one, a sum at one) inside a step circuit's second phase, whose own
+/// values (W₂) are committed before that round is drawn. The prover's W₂
+/// pass runs `f` at stand-ins. With one round of challenges this is
+/// [`after_challenges`].
+pub fn after_late_challenges<T>(f: impl FnOnce() -> T) -> T {
+    inside(&LATE, f)
+}
+
+/// Whether [`after_challenges`] or [`after_late_challenges`] is running on
+/// this thread (a range check refuses to record a lookup there: its limbs
+/// must be in W₁).
 pub fn is_after_challenges() -> bool {
-    AFTER.with(|d| d.get() > 0)
+    AFTER.with(|d| d.get() > 0) || LATE.with(|d| d.get() > 0)
 }
 
-fn region_of(split: bool, current: Region) -> Region {
-    if !split {
-        Region::First
-    } else if is_after_challenges() {
-        Region::Second
-    } else {
-        current
+fn region_of(parts: usize, current: Region) -> Region {
+    let late = LATE.with(|d| d.get() > 0);
+    match parts {
+        1 => Region::First,
+        2 if late || is_after_challenges() => Region::Second,
+        2 => current.min(Region::Second),
+        _ if late => Region::Third,
+        _ if is_after_challenges() => current.max(Region::Second),
+        _ => current,
     }
 }
 
@@ -197,7 +279,7 @@ impl<F: PrimeField> Rows<F> {
 
 /// Records a circuit's constraints (no values) and builds its R1CS shape.
 pub struct ShapeRecorder<F: PrimeField> {
-    split: bool,
+    parts: usize,
     region: Region,
     tags: Vec<Region>,
     inputs: usize,
@@ -208,10 +290,10 @@ pub struct ShapeRecorder<F: PrimeField> {
 }
 
 impl<F: PrimeField> ShapeRecorder<F> {
-    /// A recorder for a split (W₂ ‖ W₁) or a plain layout.
-    pub fn new(split: bool) -> Self {
+    /// A recorder for a layout of `parts` parts (1, 2 or 3).
+    pub fn new(parts: usize) -> Self {
         ShapeRecorder {
-            split,
+            parts,
             region: Region::Second,
             tags: vec![],
             inputs: 1,
@@ -239,11 +321,12 @@ impl<F: PrimeField> ShapeRecorder<F> {
 
     /// The witness layout of what was recorded.
     pub fn layout(&self) -> WitnessLayout {
-        let second = self.tags.iter().filter(|t| **t == Region::Second).count();
+        let count = |r| self.tags.iter().filter(|t| **t == r).count();
         WitnessLayout {
-            split: self.split,
-            first: self.tags.len() - second,
-            second,
+            parts: self.parts,
+            first: count(Region::First),
+            second: count(Region::Second),
+            third: count(Region::Third),
         }
     }
 
@@ -270,7 +353,7 @@ impl<F: PrimeField> ConstraintSystem<F> for ShapeRecorder<F> {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        self.tags.push(region_of(self.split, self.region));
+        self.tags.push(region_of(self.parts, self.region));
         Ok(Variable::new_unchecked(Index::Aux(self.tags.len() - 1)))
     }
 
@@ -324,7 +407,7 @@ impl<F: PrimeField> PhasedCs<F> for ShapeRecorder<F> {
 
 /// Records a circuit's values (no constraints), tagged by region.
 pub struct WitnessRecorder<F: PrimeField> {
-    split: bool,
+    parts: usize,
     region: Region,
     tags: Vec<Region>,
     aux: Vec<F>,
@@ -332,10 +415,10 @@ pub struct WitnessRecorder<F: PrimeField> {
 }
 
 impl<F: PrimeField> WitnessRecorder<F> {
-    /// A recorder for a split (W₂ ‖ W₁) or a plain layout.
-    pub fn new(split: bool) -> Self {
+    /// A recorder for a layout of `parts` parts (1, 2 or 3).
+    pub fn new(parts: usize) -> Self {
         WitnessRecorder {
-            split,
+            parts,
             region: Region::Second,
             tags: vec![],
             aux: vec![],
@@ -355,15 +438,20 @@ impl<F: PrimeField> WitnessRecorder<F> {
 
     /// The values of W₁ in allocation order (what the first phase allocated).
     pub fn first_values(&self) -> impl Iterator<Item = &F> + '_ {
+        self.values_in(Region::First)
+    }
+
+    /// The values of one region in allocation order.
+    pub fn values_in(&self, r: Region) -> impl Iterator<Item = &F> + '_ {
         self.aux
             .iter()
             .zip(&self.tags)
-            .filter(|(_, t)| **t == Region::First)
+            .filter(move |(_, t)| **t == r)
             .map(|(v, _)| v)
     }
 
     fn tag(&mut self, n: usize) {
-        let r = region_of(self.split, self.region);
+        let r = region_of(self.parts, self.region);
         self.tags.extend(std::iter::repeat_n(r, n));
     }
 }
@@ -372,7 +460,7 @@ impl<F: PrimeField> ConstraintSystem<F> for WitnessRecorder<F> {
     type Root = Self;
 
     fn new() -> Self {
-        WitnessRecorder::new(false)
+        WitnessRecorder::new(1)
     }
 
     fn alloc<Fv, A, AR>(&mut self, _: A, f: Fv) -> std::result::Result<Variable, SynthesisError>
@@ -491,11 +579,11 @@ mod tests {
 
     #[test]
     fn allocations_after_the_challenges_go_to_w2_inside_the_first_phase() {
-        let mut shape = ShapeRecorder::<F>::new(true);
+        let mut shape = ShapeRecorder::<F>::new(2);
         record(&mut shape);
         let lay = shape.layout();
         assert_eq!((lay.first, lay.second), (2, 2));
-        let mut wit = WitnessRecorder::<F>::new(true);
+        let mut wit = WitnessRecorder::<F>::new(2);
         record(&mut wit);
         let w1: Vec<F> = wit.first_values().copied().collect();
         assert_eq!(w1, vec![F::from(1u64), F::from(4u64)]);
@@ -504,8 +592,46 @@ mod tests {
         assert_eq!(w, [2u64, 3, 1, 4].map(F::from).to_vec());
         assert!(!is_after_challenges());
         // without a split nothing moves
-        let mut plain = ShapeRecorder::<F>::new(false);
+        let mut plain = ShapeRecorder::<F>::new(1);
         record(&mut plain);
         assert_eq!((plain.layout().first, plain.layout().second), (4, 0));
+    }
+
+    fn record_three<CS: PhasedCs<F>>(cs: &mut CS) {
+        cs.set_region(Region::Third);
+        let _ = cs.alloc(|| "layer", || Ok(F::from(9u64)));
+        cs.set_region(Region::First);
+        let _ = cs.alloc(|| "a", || Ok(F::from(1u64)));
+        let _ = after_challenges(|| cs.alloc(|| "b", || Ok(F::from(2u64))));
+        cs.set_region(Region::Second);
+        let _ = cs.alloc(|| "c", || Ok(F::from(3u64)));
+        let _ = after_late_challenges(|| cs.alloc(|| "d", || Ok(F::from(4u64))));
+        let _ = cs.alloc(|| "e", || Ok(F::from(5u64)));
+        cs.set_region(Region::Third);
+        let _ = cs.alloc(|| "out", || Ok(F::from(6u64)));
+    }
+
+    #[test]
+    fn three_parts_put_each_round_on_its_own_columns() {
+        let mut shape = ShapeRecorder::<F>::new(3);
+        record_three(&mut shape);
+        let lay = shape.layout();
+        assert_eq!((lay.first, lay.second, lay.third), (1, 3, 3));
+        // W₃ padded to m₃ = 4, W₃ ‖ W₂ to m₂₃ = 8, then W₁
+        assert_eq!((lay.third_padded(), lay.second_padded(), lay.num_vars()), (4, 8, 9));
+        assert_eq!(lay.part_columns(2), 0..4);
+        assert_eq!(lay.part_columns(1), 4..8);
+        assert_eq!(lay.part_columns(0), 8..9);
+        let mut wit = WitnessRecorder::<F>::new(3);
+        record_three(&mut wit);
+        let w = wit.witness(&lay).unwrap();
+        assert_eq!(w, [9u64, 4, 6, 0, 2, 3, 5, 0, 1].map(F::from).to_vec());
+        let w2: Vec<F> = wit.values_in(Region::Second).copied().collect();
+        assert_eq!(w2, [2u64, 3, 5].map(F::from).to_vec());
+        // two parts: the second round's values join W₂, nothing goes to W₃
+        let mut two = ShapeRecorder::<F>::new(2);
+        record_three(&mut two);
+        let l2 = two.layout();
+        assert_eq!((l2.first, l2.second, l2.third), (1, 6, 0));
     }
 }

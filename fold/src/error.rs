@@ -27,6 +27,14 @@ pub enum FoldError {
         /// The fold.
         fold: usize,
     },
+    /// The step circuit's second phase gave other values (outside
+    /// `after_late_challenges`) once the second round of challenges was
+    /// known: W₂ depends on it, which breaks commit-then-challenge.
+    #[error("fold {fold}: the second phase of the step circuit depends on its late challenges")]
+    LatePhaseDependsOnChallenge {
+        /// The fold.
+        fold: usize,
+    },
     /// A proof (or an IVC state) does not verify.
     #[error("rejected: {0}")]
     Rejected(String),

@@ -10,7 +10,8 @@ use crate::instance::commit_witness;
 use crate::ivc::{draw, Ivc, Precommitment};
 use crate::params::Params;
 use crate::step::{ChallengeMode, OnePhase, StepCircuit};
-use crate::testing::Permutation;
+use crate::ivc::SecondCommitment;
+use crate::testing::{Claim, Permutation};
 use crate::{run_challenges, FoldError};
 use ff::Field;
 use nova_snark::r1cs::R1CSShape;
@@ -197,7 +198,7 @@ fn w2_under_another_challenge_is_rejected() {
 }
 
 /// Columns no constraint reads, except W₂'s padding (which no variable has).
-fn unread_columns<E: Engine>(shape: &R1CSShape<E>, skip: std::ops::Range<usize>) -> Vec<usize> {
+fn unread_columns<E: Engine>(shape: &R1CSShape<E>, skip: &[usize]) -> Vec<usize> {
     let mut read = vec![false; shape.num_vars()];
     for m in [shape.A(), shape.B(), shape.C()] {
         for (_, col, _) in m.iter() {
@@ -214,11 +215,10 @@ fn unread_columns<E: Engine>(shape: &R1CSShape<E>, skip: std::ops::Range<usize>)
 #[test]
 fn no_witness_variable_is_free() {
     let one = params(&OnePhase(crate::testing::Doubler), ChallengeMode::None);
-    for pp in [&one, shared(true), shared(false)] {
-        let l = pp.layout1;
-        let pad = if l.split { l.second..l.second_padded() } else { 0..0 };
-        assert_eq!(unread_columns(&pp.shape1, pad), Vec::<usize>::new(), "primary");
-        assert_eq!(unread_columns(&pp.shape2, 0..0), Vec::<usize>::new(), "secondary");
+    for pp in [&one, shared(true), shared(false), shared_two()] {
+        let pad = pp.layout1.padding();
+        assert_eq!(unread_columns(&pp.shape1, &pad), Vec::<usize>::new(), "primary");
+        assert_eq!(unread_columns(&pp.shape2, &[]), Vec::<usize>::new(), "secondary");
     }
     // in a fold's satisfying witness, changing any one value of W₁ or W₂
     // alone breaks a constraint
@@ -230,9 +230,134 @@ fn no_witness_variable_is_free() {
     ivc.prove_step(pp, &c, None).unwrap();
     let (pre, _) = Ivc::precommit(pp, &c, ivc.outputs()).unwrap();
     let f = ivc.primary(pp, &c, Some(&pre), draw(pp, Some(&pre))).unwrap();
-    let l = pp.layout1;
-    let free = free_columns(&pp.shape1, &f.w1.w, &f.u1.x, l.second..l.second_padded());
+    let free = free_columns(&pp.shape1, &f.w1.w, &f.u1.x, &pp.layout1.padding());
     assert!(free.is_empty(), "free columns of the primary: {free:?}");
+    // and on three parts (W₁, W₂, W₃ each read)
+    let pp = shared_two();
+    let z0 = vec![F::ZERO, F::ZERO];
+    let c = Claim::<F>::new(&[1, 2, 3]);
+    let (mut pres, mut z) = (vec![], z0.clone());
+    for _ in 0..3 {
+        let (p, next) = Ivc::precommit(pp, &c, &z).unwrap();
+        pres.push(p);
+        z = next;
+    }
+    let first = run_challenges(pp, &pres);
+    let mut z = z0.clone();
+    for p in pres.iter_mut() {
+        z = Ivc::precommit_second(pp, &c, &z, p, &first).unwrap();
+    }
+    let mut ivc = Ivc::new(pp, &z0, run_challenges(pp, &pres)).unwrap();
+    ivc.prove_step(pp, &c, Some(&pres[0])).unwrap();
+    ivc.prove_step(pp, &c, Some(&pres[1])).unwrap();
+    let f = ivc.primary(pp, &c, Some(&pres[2]), vec![]).unwrap();
+    let free = free_columns(&pp.shape1, &f.w1.w, &f.u1.x, &pp.layout1.padding());
+    assert!(free.is_empty(), "free columns of the three-part primary: {free:?}");
+}
+
+/// Parameters of the claim circuit (PerRunTwice), made once.
+fn shared_two() -> &'static Params<E1, E2> {
+    static TWO: std::sync::OnceLock<Params<E1, E2>> = std::sync::OnceLock::new();
+    TWO.get_or_init(|| params(&Claim::<F>::new(&[0; 3]), ChallengeMode::PerRunTwice))
+}
+
+/// One fold's precommitment from `z0`: W₁ and W₂ of `c` committed; beside it
+/// a copy (same W₁ commitment and key) whose W₂ fingerprint is `vouch`'s at
+/// the challenges `c`'s commitments give; and those challenges.
+fn two_round_pre(
+    pp: &Params<E1, E2>,
+    c: &Claim<F>,
+    vouch: &Claim<F>,
+    z0: &[F],
+) -> (Precommitment<E1>, Precommitment<E1>, Vec<F>) {
+    let (mut p, _) = Ivc::precommit(pp, c, z0).unwrap();
+    let first = run_challenges(pp, std::slice::from_ref(&p));
+    let mut other = p.clone();
+    Ivc::precommit_second(pp, c, z0, &mut p, &first).unwrap();
+    let ch = run_challenges(pp, std::slice::from_ref(&p));
+    let aim = Claim {
+        guess: vouch.chase.then_some(ch[1]),
+        ..vouch.clone()
+    };
+    Ivc::precommit_second(pp, &aim, z0, &mut other, &first).unwrap();
+    let (Some(mine), Some(theirs)) = (p.second.clone(), other.second.clone()) else {
+        panic!("no W₂ committed")
+    };
+    let forged = Precommitment {
+        second: Some(SecondCommitment {
+            fingerprint: theirs.fingerprint,
+            ..mine
+        }),
+        ..p.clone()
+    };
+    (p, forged, ch)
+}
+
+#[test]
+fn a_w2_that_follows_the_second_round_is_rejected() {
+    let pp = shared_two();
+    let (pk, vk) = compress::setup::<E1, E2, S1, S2, EE1>(pp).unwrap();
+    let z0 = vec![F::ZERO, F::ZERO];
+    // a claim one off, committed before γ; then v's last value chosen at γ
+    // so that the sum at γ is 0
+    let mut wrong = Claim::<F>::new(&[1, 2, 3]);
+    wrong.skew[0] = F::ONE;
+    let chasing = Claim {
+        chase: true,
+        ..wrong.clone()
+    };
+    let (pre, forged, ch) = two_round_pre(pp, &wrong, &chasing, &z0);
+    let aimed = Claim {
+        guess: Some(ch[1]),
+        ..chasing.clone()
+    };
+    let ivc0 = Ivc::new(pp, &z0, ch.clone()).unwrap();
+
+    // the honest prover refuses: W₂ at γ is not the committed one
+    let mut ivc = ivc0.clone();
+    assert!(matches!(
+        ivc.prove_step(pp, &aimed, Some(&pre)),
+        Err(FoldError::LatePhaseDependsOnChallenge { fold: 0 })
+    ));
+    // the wrong claim itself fails its constraint
+    let mut ivc = ivc0.clone();
+    ivc.prove_step(pp, &wrong, Some(&pre)).unwrap();
+    rejected(ivc.verify(pp, 1, &z0));
+
+    // comm_W₂ kept, W₂ changed: comm_W₂ does not open to W's second part
+    let mut ivc = ivc0.clone();
+    ivc.prove_step(pp, &aimed, Some(&forged)).unwrap();
+    rejected(ivc.verify(pp, 1, &z0));
+
+    // the same, with comm_W₃ made up so that the parts' sum opens to W:
+    // only the openings of the later parts on their generators can catch it
+    // (this compressor opens comm_W₂ with W's values there, which fails;
+    // one that opened it with its committed values would fail at comm_W₃)
+    let mut ivc = ivc0.clone();
+    let mut f = ivc.primary(pp, &aimed, Some(&forged), vec![]).unwrap();
+    let r = F::random(&mut rand::rngs::OsRng);
+    let plain = crate::ivc::plain_layout(pp.layout1.num_vars());
+    let whole = commit_witness::<E1>(&pp.ck1, &plain, &f.w1.w, &[r]).unwrap()[0];
+    f.u1.comm_w[2] = whole + (f.u1.comm_w[0] + f.u1.comm_w[1]) * (-F::ONE);
+    f.w1.blinds[2] = r - f.w1.blinds[0] - f.w1.blinds[1];
+    ivc.finish(pp, f).unwrap();
+    rejected(ivc.verify(pp, 1, &z0));
+    let proof = Proof::prove(pp, &pk, &ivc).unwrap();
+    let why = rejected(proof.verify(&vk, 1, &z0));
+    assert!(why.contains("the opening of comm_W"), "{why}");
+
+    // a second-round challenge other than the chains'
+    let honest = Claim::<F>::new(&[1, 2, 3]);
+    let (pre, _, ch) = two_round_pre(pp, &honest, &honest, &z0);
+    let mut ivc = Ivc::new(pp, &z0, vec![ch[0], ch[1] + F::ONE]).unwrap();
+    ivc.prove_step(pp, &honest, Some(&pre)).unwrap();
+    rejected(ivc.verify(pp, 1, &z0));
+    // a fold without its W₂ committed is refused
+    let (bare, _) = Ivc::precommit(pp, &honest, &z0).unwrap();
+    assert!(matches!(
+        Ivc::new(pp, &z0, ch).unwrap().prove_step(pp, &honest, Some(&bare)),
+        Err(FoldError::Invalid(_))
+    ));
 }
 
 /// Columns of a satisfying fresh witness that can change alone (by +1)
@@ -241,7 +366,7 @@ fn free_columns<E: Engine>(
     shape: &R1CSShape<E>,
     w: &[E::Scalar],
     x: &[E::Scalar],
-    skip: std::ops::Range<usize>,
+    skip: &[usize],
 ) -> Vec<usize> {
     let mut z = w.to_vec();
     z.push(E::Scalar::ONE);

@@ -148,3 +148,13 @@ pub fn run_drawn<E: Engine>(c: &ROConstants<E>, end: E::Base, j: usize) -> E::Ba
     h.absorb(E::Base::from(j as u64));
     h.squeeze(HASH_BITS, false)
 }
+
+/// Challenge j of a run's second round (PerRunTwice), from both chains'
+/// last links: H(end₁, end₂, j).
+pub fn run_drawn_late<E: Engine>(c: &ROConstants<E>, end1: E::Base, end2: E::Base, j: usize) -> E::Base {
+    let mut h = ro::<E>(c);
+    h.absorb(end1);
+    h.absorb(end2);
+    h.absorb(E::Base::from(j as u64));
+    h.squeeze(HASH_BITS, false)
+}

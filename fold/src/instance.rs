@@ -1,9 +1,10 @@
 //! Committed instances and witnesses of one curve's circuit: a fresh fold
 //! (`FoldInstance`: its witness commitments and public IO) and the running
 //! relaxed instance the folds accumulate into (`RunningInstance`). A witness
-//! has one commitment, or two on a split layout (`[comm_W₁, comm_W₂]`, on
-//! disjoint generators, so their sum is an ordinary commitment to W and
-//! nova-snark's SNARKs see a normal instance).
+//! has one commitment, or one per part on a split layout (`[comm_W₁,
+//! comm_W₂]` or `[comm_W₁, comm_W₂, comm_W₃]`, on disjoint generators, so
+//! their sum is an ordinary commitment to W and nova-snark's SNARKs see a
+//! normal instance).
 
 use crate::cs::WitnessLayout;
 use crate::error::{FoldError, Result};
@@ -33,7 +34,7 @@ pub const LIMBS: usize = 4;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(bound = "")]
 pub struct FoldInstance<E: Engine> {
-    /// `[comm_W]`, or `[comm_W₁, comm_W₂]` on a split layout.
+    /// `[comm_W]`, or one per part on a split layout (`[comm_W₁, comm_W₂, …]`).
     pub comm_w: Vec<Commitment<E>>,
     /// Public IO.
     pub x: Vec<E::Scalar>,
@@ -78,7 +79,8 @@ pub struct RunningWitness<E: Engine> {
 }
 
 /// Commit to W as `layout` splits it, one commitment per part and blind:
-/// `[Com(W)]`, or `[Com(0‖W₁), Com(W₂‖0)]` (W₂ on the first m generators).
+/// `[Com(W)]`, `[Com(0‖W₁), Com(W₂‖0)]` (W₂ on the first m generators), or
+/// `[Com(0‖0‖W₁), Com(0‖W₂‖0), Com(W₃‖0‖0)]`.
 pub fn commit_witness<E: Engine>(
     ck: &CommitmentKey<E>,
     layout: &WitnessLayout,
@@ -94,35 +96,45 @@ pub fn commit_witness<E: Engine>(
             parts(layout)
         )));
     }
-    if !layout.split {
+    if !layout.split() {
         return Ok(vec![E::CE::commit(ck, w, &blinds[0])]);
     }
-    let off = layout.first_offset();
-    Ok(vec![
-        commit_first::<E>(ck, layout, &w[off..], &blinds[0]),
-        E::CE::commit(ck, &w[..off], &blinds[1]),
-    ])
+    Ok((0..layout.parts)
+        .map(|k| {
+            let cols = layout.part_columns(k);
+            commit_at::<E>(ck, cols.start, &w[cols], &blinds[k])
+        })
+        .collect())
 }
 
-/// Com(0‖W₁): W₁'s values on the generators after W₂'s m.
+/// Com of `values` on the generators from column `from` on (a prefix part
+/// starting at 0 is an ordinary commitment).
+pub fn commit_at<E: Engine>(
+    ck: &CommitmentKey<E>,
+    from: usize,
+    values: &[E::Scalar],
+    blind: &E::Scalar,
+) -> Commitment<E> {
+    if from == 0 {
+        return E::CE::commit(ck, values, blind);
+    }
+    let idx: Vec<usize> = (from..from + values.len()).collect();
+    E::CE::commit_sparse(ck, &idx, values, blind)
+}
+
+/// Com(0‖W₁): W₁'s values on the generators after every later part's.
 pub fn commit_first<E: Engine>(
     ck: &CommitmentKey<E>,
     layout: &WitnessLayout,
     w1: &[E::Scalar],
     blind: &E::Scalar,
 ) -> Commitment<E> {
-    let off = layout.first_offset();
-    let idx: Vec<usize> = (off..off + w1.len()).collect();
-    E::CE::commit_sparse(ck, &idx, w1, blind)
+    commit_at::<E>(ck, layout.first_offset(), w1, blind)
 }
 
 /// How many commitments a witness of this layout has.
 pub fn parts(layout: &WitnessLayout) -> usize {
-    if layout.split {
-        2
-    } else {
-        1
-    }
+    layout.parts
 }
 
 /// Sum of the witness commitments (the ordinary commitment to W).

@@ -17,9 +17,9 @@
 use crate::augmented::{synthesize_primary, synthesize_secondary, PrimaryInputs, SecondaryInputs};
 use crate::cs::{PhasedCs, Region, WitnessRecorder};
 use crate::error::{FoldError, Result};
-use crate::hash::{chain_link, fold_drawn, run_drawn, state_hash};
+use crate::hash::{chain_link, fold_drawn, run_drawn, run_drawn_late, state_hash};
 use crate::instance::{
-    check_running, commit_first, commit_witness, Commitment, CommitmentKey, FoldInstance,
+    check_running, commit_at, commit_first, commit_witness, Commitment, CommitmentKey, FoldInstance,
     FoldWitness, RunningInstance, RunningWitness,
 };
 use crate::nifs;
@@ -49,12 +49,29 @@ pub struct Precommitment<E: Engine> {
     // late values not yet committed, and the column the first of them takes
     pub(crate) pending: usize,
     pub(crate) late_column: usize,
+    // the fold's W₂, committed before the second round (PerRunTwice)
+    pub(crate) second: Option<SecondCommitment<E>>,
+}
+
+/// A fold's W₂, committed before the second round of challenges.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct SecondCommitment<E: Engine> {
+    /// comm_W₂.
+    pub comm: Commitment<E>,
+    pub(crate) blind: E::Scalar,
+    pub(crate) fingerprint: E::Scalar,
 }
 
 impl<E: Engine> Precommitment<E> {
     /// Late values this precommitment still needs ([`StepCircuit::late`]).
     pub fn pending(&self) -> usize {
         self.pending
+    }
+
+    /// comm_W₂, once [`Ivc::precommit_second`] has run (PerRunTwice).
+    pub fn second(&self) -> Option<&SecondCommitment<E>> {
+        self.second.as_ref()
     }
 
     /// Add the fold's late values (in allocation order) to comm_W₁. The
@@ -84,7 +101,7 @@ impl<E: Engine> Precommitment<E> {
 /// A precommitment and, when asked for, the step's next state.
 type Precommitted<E> = (Precommitment<E>, Option<Vec<<E as Engine>::Scalar>>);
 
-fn fingerprint<'a, F: Field>(key: F, values: impl Iterator<Item = &'a F>) -> F {
+pub(crate) fn fingerprint<'a, F: Field>(key: F, values: impl Iterator<Item = &'a F>) -> F {
     fingerprint_from(F::ZERO, key, values)
 }
 
@@ -94,26 +111,50 @@ fn fingerprint_from<'a, F: Field>(acc: F, key: F, values: impl Iterator<Item = &
     values.fold(acc, |acc, v| acc * key + v)
 }
 
-/// The challenges of a `PerRun` IVC from its folds' precommitments, in order.
+/// The challenges of a `PerRun` IVC from its folds' precommitments, in
+/// order. `PerRunTwice`: the first round only until every precommitment has
+/// its comm_W₂ ([`Ivc::precommit_second`]), then both rounds.
 pub fn run_challenges<E1, E2>(pp: &Params<E1, E2>, pre: &[Precommitment<E1>]) -> Vec<E1::Scalar>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
-    let end = pre
-        .iter()
-        .fold(E1::Base::ZERO, |acc, p| chain_link::<E1>(&pp.ro.n1, acc, &p.comm));
-    derive_run(&pp.view(), end)
+    let link = |acc, c: &Commitment<E1>| chain_link::<E1>(&pp.ro.n1, acc, c);
+    let end1 = pre.iter().fold(E1::Base::ZERO, |acc, p| link(acc, &p.comm));
+    let v = pp.view();
+    let seconds: Option<Vec<_>> = pre.iter().map(|p| p.second.as_ref()).collect();
+    match seconds {
+        Some(s) if pp.cfg.mode == ChallengeMode::PerRunTwice => {
+            let end2 = s.iter().fold(E1::Base::ZERO, |acc, c| link(acc, &c.comm));
+            derive_run(&v, &[end1, end2])
+        }
+        _ => {
+            let mut ch = derive_run(&v, &[end1, E1::Base::ZERO]);
+            ch.truncate(pp.cfg.challenges - pp.cfg.late);
+            ch
+        }
+    }
 }
 
-/// The PerRun challenges from the chain's last link.
-pub(crate) fn derive_run<E1, E2>(v: &View<'_, E1, E2>, end: E1::Base) -> Vec<E1::Scalar>
+/// The PerRun challenges from the chains' last links: αⱼ = H(end₁, j) for
+/// the first round, βⱼ = H(end₁, end₂, j) for the second (PerRunTwice).
+pub(crate) fn derive_run<E1, E2>(v: &View<'_, E1, E2>, ends: &[E1::Base]) -> Vec<E1::Scalar>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
+    let end1 = ends.first().copied().unwrap_or(E1::Base::ZERO);
+    let end2 = ends.get(1).copied().unwrap_or(E1::Base::ZERO);
+    let first = v.cfg.run_challenges().saturating_sub(v.cfg.late);
     (0..v.cfg.run_challenges())
-        .map(|j| field_switch::<E1::Base, E1::Scalar>(run_drawn::<E1>(&v.ro.n1, end, j)))
+        .map(|j| {
+            let h = if j < first {
+                run_drawn::<E1>(&v.ro.n1, end1, j)
+            } else {
+                run_drawn_late::<E1>(&v.ro.n1, end1, end2, j)
+            };
+            field_switch::<E1::Base, E1::Scalar>(h)
+        })
         .collect()
 }
 
@@ -228,7 +269,7 @@ where
                 "precommit is for a step circuit with challenges, given its z".into(),
             ));
         }
-        let mut cs = WitnessRecorder::<E1::Scalar>::new(true);
+        let mut cs = WitnessRecorder::<E1::Scalar>::new(cfg.primary_parts());
         let zv = z
             .iter()
             .enumerate()
@@ -261,6 +302,7 @@ where
             fingerprint: fingerprint(key, now.iter()),
             pending: defer,
             late_column: pp.layout1.first_offset() + now.len(),
+            second: None,
         };
         if !want_next {
             return Ok((pre, None));
@@ -284,6 +326,69 @@ where
         Ok((pre, Some(next)))
     }
 
+    /// Commit a fold's W₂ (PerRunTwice), its W₁ already precommitted: run
+    /// the step circuit on `z` (its slots only) at the first round's
+    /// challenges and random stand-ins for the second, and commit what its
+    /// second phase allocated outside [`crate::after_late_challenges`].
+    /// Returns the step's next state (the slots that depend on the second
+    /// round are meaningless until the real fold).
+    pub fn precommit_second<C: StepCircuit<E1::Scalar>>(
+        pp: &Params<E1, E2>,
+        step: &C,
+        z: &[E1::Scalar],
+        pre: &mut Precommitment<E1>,
+        first_round: &[E1::Scalar],
+    ) -> Result<Vec<E1::Scalar>> {
+        let cfg = pp.cfg;
+        check_step(pp, step)?;
+        if cfg.mode != ChallengeMode::PerRunTwice
+            || z.len() != cfg.arity
+            || first_round.len() != cfg.challenges - cfg.late
+            || pre.pending > 0
+        {
+            return Err(FoldError::Invalid(
+                "precommit_second is for a PerRunTwice fold whose W₁ is committed, given its z and the first round".into(),
+            ));
+        }
+        let mut cs = WitnessRecorder::<E1::Scalar>::new(3);
+        cs.set_region(Region::Third);
+        let alloc = |cs: &mut WitnessRecorder<E1::Scalar>, name: String, v: E1::Scalar| {
+            AllocatedNum::alloc(cs.namespace(|| name), || Ok(v))
+        };
+        let zv = z
+            .iter()
+            .enumerate()
+            .map(|(k, v)| alloc(&mut cs, format!("z{k}"), *v))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let ch = (0..cfg.challenges)
+            .map(|k| {
+                let v = first_round.get(k).copied().unwrap_or_else(|| E1::Scalar::random(&mut OsRng));
+                alloc(&mut cs, format!("α{k}"), v)
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        cs.set_region(Region::First);
+        let carry = step.first(&mut cs.namespace(|| "step"), &zv)?;
+        cs.set_region(Region::Second);
+        let next = step.second(&mut cs.namespace(|| "step 2"), carry, &ch)?;
+        let w2: Vec<E1::Scalar> = cs.values_in(Region::Second).copied().collect();
+        if w2.len() != pp.layout1.second {
+            return Err(FoldError::Invalid(format!(
+                "the step circuit's second phase allocated {} values, its shape {}",
+                w2.len(),
+                pp.layout1.second
+            )));
+        }
+        let blind = E1::Scalar::random(&mut OsRng);
+        pre.second = Some(SecondCommitment {
+            comm: commit_at::<E1>(&pp.ck1, pp.layout1.second_offset(), &w2, &blind),
+            blind,
+            fingerprint: fingerprint(pre.key, w2.iter()),
+        });
+        next.iter()
+            .map(|v| v.get_value().ok_or(FoldError::Synthesis("a missing output".into())))
+            .collect()
+    }
+
     /// Fold one step. A `PerRun` IVC needs this fold's precommitment.
     pub fn prove_step<C: StepCircuit<E1::Scalar>>(
         &mut self,
@@ -296,7 +401,7 @@ where
         let own;
         let pre = match cfg.mode {
             ChallengeMode::None => None,
-            ChallengeMode::PerRun => Some(pre.ok_or_else(|| {
+            ChallengeMode::PerRun | ChallengeMode::PerRunTwice => Some(pre.ok_or_else(|| {
                 FoldError::Invalid("a PerRun fold needs its precommitment".into())
             })?),
             ChallengeMode::PerFold => {
@@ -304,6 +409,11 @@ where
                 Some(&own)
             }
         };
+        if cfg.mode == ChallengeMode::PerRunTwice && pre.is_some_and(|p| p.second.is_none()) {
+            return Err(FoldError::Invalid(
+                "a PerRunTwice fold needs its W₂ committed (precommit_second)".into(),
+            ));
+        }
         if pre.is_some_and(|p| p.pending > 0) {
             return Err(FoldError::Invalid(format!(
                 "a precommitment still waiting for {} late values",
@@ -354,7 +464,7 @@ where
             blind_next: blind1_next,
             drawn,
         };
-        let mut cs = WitnessRecorder::<E1::Scalar>::new(cfg.split());
+        let mut cs = WitnessRecorder::<E1::Scalar>::new(cfg.primary_parts());
         let z_next = synthesize_primary::<E2, C, _>(&mut cs, &cfg, pp.ro.c2(), step, Some(&inputs))?;
         let (u1, w1) = commit_primary(pp, &cs, pre, self.i)?;
         let z_next = z_next
@@ -414,7 +524,7 @@ where
             blind: self.blind2,
             blind_next: blind2_next,
         };
-        let mut cs = WitnessRecorder::<E2::Scalar>::new(false);
+        let mut cs = WitnessRecorder::<E2::Scalar>::new(1);
         synthesize_secondary::<E1, _>(&mut cs, &cfg, pp.ro.c1(), Some(&inputs))?;
         let layout2 = plain_layout(pp.shape2.num_vars());
         let w2 = cs.witness(&layout2)?;
@@ -423,10 +533,12 @@ where
             comm_w: commit_witness::<E2>(&pp.ck2, &layout2, &w2, &blinds2)?,
             x: cs.public().to_vec(),
         };
+        // chain k hashes each fold's comm of W_{k+1}, as the secondary does
         self.chain = self
             .chain
             .iter()
-            .map(|c| chain_link::<E1>(&pp.ro.n1, *c, &u1.comm_w[0]))
+            .zip(&u1.comm_w)
+            .map(|(c, w)| chain_link::<E1>(&pp.ro.n1, *c, w))
             .collect();
         self.zi = z_next;
         self.run1 = run1;
@@ -459,7 +571,7 @@ where
         }
         let mut z = z0.to_vec();
         let v = pp.view();
-        z.extend(derive_run(&v, self.chain.first().copied().unwrap_or(E1::Base::ZERO)));
+        z.extend(derive_run(&v, &self.chain));
         check_final(&v, num_steps, &z, &FinalState::from(self))?;
         check_running(&pp.ck1, &pp.shape1, &pp.layout1, &self.run1, &self.run1_w)?;
         let layout2 = plain_layout(pp.shape2.num_vars());
@@ -596,11 +708,7 @@ where
 
 /// The secondary's (never split) layout.
 pub(crate) fn plain_layout(num_vars: usize) -> WitnessLayout {
-    WitnessLayout {
-        split: false,
-        first: num_vars,
-        second: 0,
-    }
+    WitnessLayout::plain(num_vars)
 }
 
 fn check_step<E1, E2, C>(pp: &Params<E1, E2>, step: &C) -> Result<()>
@@ -621,8 +729,9 @@ where
     Ok(())
 }
 
-/// Commit the primary's witness: W₂ fresh, W₁ from the precommitment (whose
-/// fingerprint the recomputed W₁ must match).
+/// Commit the primary's witness: the last part fresh, W₁ (and W₂ with two
+/// rounds) from the precommitment (whose fingerprints the recomputed values
+/// must match).
 fn commit_primary<E1, E2>(
     pp: &Params<E1, E2>,
     cs: &WitnessRecorder<E1::Scalar>,
@@ -644,10 +753,20 @@ where
             if fingerprint(p.key, cs.first_values()) != p.fingerprint {
                 return Err(FoldError::PhaseDependsOnChallenge { fold: fold as usize });
             }
-            let b2 = E1::Scalar::random(&mut OsRng);
-            let m = pp.layout1.first_offset();
-            let c2 = E1::CE::commit(&pp.ck1, &w[..m], &b2);
-            (vec![p.comm, c2], vec![p.blind, b2])
+            let (mut comm, mut blinds) = (vec![p.comm], vec![p.blind]);
+            if let Some(s) = &p.second {
+                if fingerprint(p.key, cs.values_in(Region::Second)) != s.fingerprint {
+                    return Err(FoldError::LatePhaseDependsOnChallenge { fold: fold as usize });
+                }
+                comm.push(s.comm);
+                blinds.push(s.blind);
+            }
+            // the last part, on the columns it lies on
+            let last = pp.layout1.part_columns(pp.layout1.parts - 1);
+            let b = E1::Scalar::random(&mut OsRng);
+            comm.push(commit_at::<E1>(&pp.ck1, last.start, &w[last], &b));
+            blinds.push(b);
+            (comm, blinds)
         }
     };
     Ok((FoldInstance { comm_w, x }, FoldWitness { w, blinds }))

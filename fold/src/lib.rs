@@ -45,7 +45,7 @@ pub mod testing;
 #[cfg(test)]
 mod forge;
 
-pub use cs::{after_challenges, is_after_challenges};
+pub use cs::{after_challenges, after_late_challenges, is_after_challenges};
 pub use compress::{CompressedProof, ProverKey, VerifierKey};
 pub use error::{FoldError, Result};
 pub use ivc::{run_challenges, Ivc, Precommitment};

@@ -165,18 +165,19 @@ where
     C: StepCircuit<E1::Scalar>,
 {
     let ro = RoSet::<E1, E2>::default();
-    let mut cs = ShapeRecorder::<E1::Scalar>::new(cfg.split());
+    let mut cs = ShapeRecorder::<E1::Scalar>::new(cfg.primary_parts());
     synthesize_primary::<E2, C, _>(&mut cs, cfg, ro.c2(), step, None)?;
     let (s1, layout) = cs.into_shape::<E1>()?;
-    let mut cs = ShapeRecorder::<E2::Scalar>::new(false);
+    let mut cs = ShapeRecorder::<E2::Scalar>::new(1);
     synthesize_secondary::<E1, _>(&mut cs, cfg, ro.c1(), None)?;
     let (s2, _) = cs.into_shape::<E2>()?;
     Ok((s1, layout, s2))
 }
 
 /// A step circuit that passes its state through (to measure the layer
-/// alone): `arity` slots, `challenges` challenges.
-struct Pass(usize, usize);
+/// alone): `arity` slots, `challenges` challenges, the last `late` of them
+/// in a second round.
+struct Pass(usize, usize, usize);
 
 impl<F: PrimeField> StepCircuit<F> for Pass {
     type Carry = Vec<nova_snark::frontend::num::AllocatedNum<F>>;
@@ -187,6 +188,10 @@ impl<F: PrimeField> StepCircuit<F> for Pass {
 
     fn num_challenges(&self) -> usize {
         self.1
+    }
+
+    fn num_late_challenges(&self) -> usize {
+        self.2
     }
 
     fn first<CS: nova_snark::frontend::ConstraintSystem<F>>(
@@ -216,7 +221,8 @@ where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
-    let c = Pass(arity, challenges);
+    let late = usize::from(mode == ChallengeMode::PerRunTwice);
+    let c = Pass(arity, challenges, late);
     let cfg = config::<E1::Scalar, _>(&c, mode)?;
     let (s1, l, s2) = shapes::<E1, E2, _>(&cfg, &c)?;
     Ok(CircuitSizes {
@@ -242,15 +248,23 @@ fn sizes_of<E1: Engine, E2: Engine>(s1: &R1CSShape<E1>, s2: &R1CSShape<E2>) -> C
 
 /// The layer's configuration for a step circuit and a challenge mode.
 pub fn config<F: PrimeField, C: StepCircuit<F>>(step: &C, mode: ChallengeMode) -> Result<Config> {
-    let k = step.num_challenges();
+    let (k, late) = (step.num_challenges(), step.num_late_challenges());
     if (k == 0) != (mode == ChallengeMode::None) {
         return Err(FoldError::Invalid(format!(
             "a step circuit with {k} challenges cannot use challenge mode {mode:?}"
         )));
     }
+    // a second round needs challenges in both rounds; a circuit that wants
+    // one cannot fold in a mode that draws everything at once
+    if (mode == ChallengeMode::PerRunTwice) != (late > 0) || late >= k.max(1) {
+        return Err(FoldError::Invalid(format!(
+            "a step circuit with {late} of {k} challenges in a second round cannot use challenge mode {mode:?}"
+        )));
+    }
     Ok(Config {
         arity: step.arity(),
         challenges: k,
+        late,
         mode,
     })
 }
@@ -274,14 +288,16 @@ where
     E2: Engine,
 {
     let mut h = Sha3_256::new();
-    h.update(b"zkstep-fold params v1");
+    h.update(b"zkstep-fold params v2");
     for v in [
         cfg.arity,
         cfg.challenges,
+        cfg.late,
         cfg.mode as usize,
-        usize::from(l.split),
+        l.parts,
         l.first,
         l.second,
+        l.third,
     ] {
         h.update((v as u64).to_le_bytes());
     }

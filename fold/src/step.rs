@@ -24,6 +24,14 @@ pub enum ChallengeMode {
     /// challenges are constants of the state, and the verifier checks them
     /// against the chain's end. The prover commits every W₁ first.
     PerRun,
+    /// Two rounds of `PerRun` challenges: the first as `PerRun`'s, after
+    /// every fold's W₁; the step circuit's last
+    /// [`StepCircuit::num_late_challenges`] after every fold's W₂ as well,
+    /// βⱼ = H(end₁, end₂, j), where a second chain hashes every fold's
+    /// comm_W₂. W₂ is then the step's second phase only; what depends on
+    /// the late challenges goes to W₃ ([`crate::after_late_challenges`]).
+    /// The prover commits every W₁, then every W₂, then folds.
+    PerRunTwice,
 }
 
 /// A step circuit over the field `F`.
@@ -36,6 +44,12 @@ pub trait StepCircuit<F: PrimeField>: Send + Sync {
 
     /// Number of challenges phase two receives (0 with [`ChallengeMode::None`]).
     fn num_challenges(&self) -> usize {
+        0
+    }
+
+    /// How many of the challenges (the last ones) are drawn in the second
+    /// round ([`ChallengeMode::PerRunTwice`]); 0 for the other modes.
+    fn num_late_challenges(&self) -> usize {
         0
     }
 
@@ -65,7 +79,9 @@ pub trait StepCircuit<F: PrimeField>: Send + Sync {
         z: &[AllocatedNum<F>],
     ) -> Result<Self::Carry, SynthesisError>;
 
-    /// Phase two: allocate W₂ given the challenges; return z_{i+1}.
+    /// Phase two: allocate W₂ given the challenges (both rounds, the late
+    /// ones last; allocations that depend on a late one inside
+    /// [`crate::after_late_challenges`]); return z_{i+1}.
     fn second<CS: ConstraintSystem<F>>(
         &self,
         cs: &mut CS,

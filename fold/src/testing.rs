@@ -1,5 +1,7 @@
-//! A two-phase step circuit for tests: a permutation shown by a grand
-//! product at a challenge drawn after the values are committed.
+//! Step circuits for tests: a permutation shown by a grand product at a
+//! challenge drawn after the values are committed ([`Permutation`]), a
+//! lookup with late multiplicities ([`TableLookup`]), and a claim fixed
+//! before a second round of challenges ([`Claim`]).
 //!
 //! Phase one allocates a fold's values a₁…aₙ and b₁…bₙ (W₁); phase two
 //! computes Π(α − aᵢ) and Π(α − bᵢ) (W₂). `PerFold`: each fold's two
@@ -326,5 +328,157 @@ impl<F: PrimeField> crate::StepCircuit<F> for TableLookup<F> {
             out.push(n);
         }
         Ok(out)
+    }
+}
+
+/// A three-phase step circuit for tests (`PerRunTwice`): a vector v
+/// supplied after the first-round challenge ρ, checked against ρ·a by a sum
+/// at the second-round challenge γ — the shape of zkstep's consumed τA.
+///
+/// Phase one allocates a₁…aₙ (W₁); phase two tᵢ = ρ·aᵢ and the claimed vᵢ
+/// (W₂: honestly tᵢ); W₃ the Horner sum Σᵢ (vᵢ − tᵢ)·γ^(n−1−i), which must
+/// be 0. The state is the running Σv and a count of folds.
+#[derive(Clone, Debug)]
+pub struct Claim<F> {
+    /// The fold's values.
+    pub a: Vec<F>,
+    /// Added to each vᵢ: a wrong claim fixed before γ.
+    pub skew: Vec<F>,
+    /// Whether v's last value is chosen once γ is known so that the sum is
+    /// 0 (what a prover whose W₂ could follow γ would do).
+    pub chase: bool,
+    /// The γ a chasing prover aims at (None: the one the circuit is given).
+    pub guess: Option<F>,
+}
+
+impl<F: PrimeField> Claim<F> {
+    /// An honest fold of these values.
+    pub fn new(a: &[u64]) -> Self {
+        Claim {
+            a: a.iter().map(|v| F::from(*v)).collect(),
+            skew: vec![F::ZERO; a.len()],
+            chase: false,
+            guess: None,
+        }
+    }
+
+    /// This fold's v at ρ and γ.
+    pub fn claimed(&self, rho: F, gamma: F) -> Vec<F> {
+        let mut v: Vec<F> = self.a.iter().zip(&self.skew).map(|(a, s)| rho * a + s).collect();
+        if self.chase {
+            // h = Σ_{i<n−1} sᵢ·γ^(n−1−i); the last difference cancels it
+            let n = v.len();
+            let gamma = self.guess.unwrap_or(gamma);
+            let h = self.skew[..n - 1].iter().fold(F::ZERO, |h, s| (h + s) * gamma);
+            v[n - 1] = rho * self.a[n - 1] - h;
+        }
+        v
+    }
+}
+
+impl<F: PrimeField> crate::StepCircuit<F> for Claim<F> {
+    type Carry = (Vec<AllocatedNum<F>>, Vec<AllocatedNum<F>>);
+
+    fn arity(&self) -> usize {
+        2
+    }
+
+    fn num_challenges(&self) -> usize {
+        2
+    }
+
+    fn num_late_challenges(&self) -> usize {
+        1
+    }
+
+    fn first<CS: ConstraintSystem<F>>(
+        &self,
+        cs: &mut CS,
+        z: &[AllocatedNum<F>],
+    ) -> Result<Self::Carry, SynthesisError> {
+        let a = self
+            .a
+            .iter()
+            .enumerate()
+            .map(|(k, x)| AllocatedNum::alloc(cs.namespace(|| format!("a{k}")), || Ok(*x)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((z.to_vec(), a))
+    }
+
+    fn second<CS: ConstraintSystem<F>>(
+        &self,
+        cs: &mut CS,
+        (z, a): Self::Carry,
+        challenges: &[AllocatedNum<F>],
+    ) -> Result<Vec<AllocatedNum<F>>, SynthesisError> {
+        let (rho, gamma) = (&challenges[0], &challenges[1]);
+        let v_vals = match (rho.get_value(), gamma.get_value()) {
+            (Some(r), Some(g)) => Some(self.claimed(r, g)),
+            _ => None,
+        };
+        let mut t = vec![];
+        let mut v = vec![];
+        for (k, ak) in a.iter().enumerate() {
+            let tk = rho.mul(cs.namespace(|| format!("t{k}")), ak)?;
+            let vk = AllocatedNum::alloc(cs.namespace(|| format!("v{k}")), || {
+                v_vals.as_ref().map(|v| v[k]).ok_or(SynthesisError::AssignmentMissing)
+            })?;
+            t.push(tk);
+            v.push(vk);
+        }
+        let sum = AllocatedNum::alloc(cs.namespace(|| "sum"), || {
+            v.iter().try_fold(z[0].get_value().ok_or(SynthesisError::AssignmentMissing)?, |s, x| {
+                x.get_value().map(|x| s + x).ok_or(SynthesisError::AssignmentMissing)
+            })
+        })?;
+        cs.enforce(
+            || "sum = z0 + Σv",
+            |lc| v.iter().fold(lc + z[0].get_variable(), |lc, x| lc + x.get_variable()),
+            |lc| lc + CS::one(),
+            |lc| lc + sum.get_variable(),
+        );
+        let count = AllocatedNum::alloc(cs.namespace(|| "count"), || {
+            z[1].get_value().map(|c| c + F::ONE).ok_or(SynthesisError::AssignmentMissing)
+        })?;
+        cs.enforce(
+            || "count + 1",
+            |lc| lc + z[1].get_variable() + CS::one(),
+            |lc| lc + CS::one(),
+            |lc| lc + count.get_variable(),
+        );
+        // everything at γ goes to W₃
+        crate::after_late_challenges(|| -> Result<(), SynthesisError> {
+            let mut h: Option<AllocatedNum<F>> = None;
+            for (k, (vk, tk)) in v.iter().zip(&t).enumerate() {
+                let next = AllocatedNum::alloc(cs.namespace(|| format!("h{k}")), || {
+                    let d = vk.get_value().zip(tk.get_value()).map(|(v, t)| v - t);
+                    match &h {
+                        None => d,
+                        Some(h) => h.get_value().zip(gamma.get_value()).zip(d).map(|((h, g), d)| h * g + d),
+                    }
+                    .ok_or(SynthesisError::AssignmentMissing)
+                })?;
+                match &h {
+                    None => cs.enforce(
+                        || format!("h{k} = v{k} − t{k}"),
+                        |lc| lc + vk.get_variable() - tk.get_variable(),
+                        |lc| lc + CS::one(),
+                        |lc| lc + next.get_variable(),
+                    ),
+                    Some(h) => cs.enforce(
+                        || format!("h{k} = h·γ + v{k} − t{k}"),
+                        |lc| lc + h.get_variable(),
+                        |lc| lc + gamma.get_variable(),
+                        |lc| lc + next.get_variable() - vk.get_variable() + tk.get_variable(),
+                    ),
+                }
+                h = Some(next);
+            }
+            if let Some(h) = h {
+                cs.enforce(|| "Σ(v − t)γ = 0", |lc| lc + h.get_variable(), |lc| lc + CS::one(), |lc| lc);
+            }
+            Ok(())
+        })?;
+        Ok(vec![sum, count])
     }
 }

@@ -10,7 +10,8 @@ mod common;
 
 use common::*;
 use ff::Field;
-use zkstep_fold::testing::{Permutation, TableLookup};
+use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
+use zkstep_fold::testing::{Claim, Permutation, TableLookup};
 use zkstep_fold::{compress, run_challenges, ChallengeMode, Ivc, Params};
 
 fn per_run(pp: &Params<E1, E2>, folds: &[Permutation<F>]) -> Ivc<E1, E2> {
@@ -34,7 +35,7 @@ fn per_run(pp: &Params<E1, E2>, folds: &[Permutation<F>]) -> Ivc<E1, E2> {
 fn per_fold_accepts_permutations_and_rejects_others() {
     let c = |a: Vec<u64>, b: Vec<u64>| Permutation::<F>::new(a, b, true);
     let pp = params(&c(vec![0; 3], vec![0; 3]), ChallengeMode::PerFold);
-    assert!(pp.layout().split);
+    assert!(pp.layout().split());
     let (pk, vk) = compress::setup::<E1, E2, S1, S2, EE1>(&pp).unwrap();
     let z0 = vec![F::ZERO, F::from(9)];
     let good = [
@@ -142,4 +143,68 @@ fn a_lookup_with_late_multiplicities_accepts_values_in_the_table_only() {
     off[1].mult[1] += F::ONE;
     let zn = lookup_run(&pp, &off).verify(&pp, 3, &z0).unwrap();
     assert_ne!(zn[0], zn[1]);
+}
+
+/// A PerRunTwice IVC of claim folds: every W₁ committed, the first round
+/// drawn, every W₂ committed at it, both rounds drawn, then the folds.
+fn two_rounds(pp: &Params<E1, E2>, folds: &[Claim<F>]) -> (Ivc<E1, E2>, Vec<F>) {
+    let z0 = vec![F::ZERO, F::ZERO];
+    let mut z = z0.clone();
+    let mut pre = vec![];
+    for c in folds {
+        let (p, next) = Ivc::precommit(pp, c, &z).unwrap();
+        assert!(p.second().is_none());
+        pre.push(p);
+        z = next;
+    }
+    let first = run_challenges(pp, &pre);
+    assert_eq!(first.len(), 1);
+    let mut z = z0.clone();
+    for (c, p) in folds.iter().zip(pre.iter_mut()) {
+        z = Ivc::precommit_second(pp, c, &z, p, &first).unwrap();
+    }
+    let ch = run_challenges(pp, &pre);
+    assert_eq!((ch.len(), ch[0]), (2, first[0]));
+    let mut ivc = Ivc::new(pp, &z0, ch.clone()).unwrap();
+    for (c, p) in folds.iter().zip(&pre) {
+        ivc.prove_step(pp, c, Some(p)).unwrap();
+    }
+    (ivc, ch)
+}
+
+#[test]
+fn a_claim_checked_at_a_second_round_challenge_is_accepted_only_when_true() {
+    let pp = params(&Claim::<F>::new(&[0; 3]), ChallengeMode::PerRunTwice);
+    let l = pp.layout();
+    assert_eq!((l.parts, l.first, l.second), (3, 3, 8));
+    let (pk, vk) = compress::setup::<E1, E2, S1, S2, EE1>(&pp).unwrap();
+    let z0 = vec![F::ZERO, F::ZERO];
+    let folds = [Claim::new(&[1, 2, 3]), Claim::new(&[4, 5, 6])];
+    let (ivc, ch) = two_rounds(&pp, &folds);
+    // z_n = [ρ·Σa, 2]
+    let want = vec![ch[0] * F::from(21), F::from(2)];
+    assert_eq!(ivc.verify(&pp, 2, &z0).unwrap(), want);
+    let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
+    assert_eq!(proof.verify(&vk, 2, &z0).unwrap(), want);
+    // not another number of folds, nor another z₀
+    assert!(proof.verify(&vk, 3, &z0).is_err());
+    assert!(proof.verify(&vk, 2, &[F::ONE, F::ZERO]).is_err());
+
+    // a claim one off in the second fold, fixed before γ: the sum at γ is not 0
+    let mut bad = folds.clone();
+    bad[1].skew[0] = F::ONE;
+    let (ivc, _) = two_rounds(&pp, &bad);
+    assert!(ivc.verify(&pp, 2, &z0).is_err());
+    let proof = Proof::prove(&pp, &pk, &ivc);
+    assert!(proof.is_err() || proof.unwrap().verify(&vk, 2, &z0).is_err());
+}
+
+#[test]
+fn a_step_circuit_with_a_second_round_needs_its_mode() {
+    let c = Claim::<F>::new(&[0; 2]);
+    for mode in [ChallengeMode::PerRun, ChallengeMode::PerFold, ChallengeMode::None] {
+        assert!(Params::<E1, E2>::setup(&c, mode, &*S1::ck_floor(), &*S2::ck_floor()).is_err());
+    }
+    let one_round = Permutation::<F>::new(vec![0; 2], vec![0; 2], false);
+    assert!(Params::<E1, E2>::setup(&one_round, ChallengeMode::PerRunTwice, &*S1::ck_floor(), &*S2::ck_floor()).is_err());
 }
