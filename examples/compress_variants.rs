@@ -11,7 +11,7 @@ use zkstep_core::model::seeded_salt;
 use zkstep_core::spec::demo_spec;
 use zkstep_core::{step, Checkpoint};
 use zkstep_fold::{compress, ChallengeMode, CompressedProof, Ivc, Params};
-use zkstep_prover::ivc::{fold_inputs, FoldInputs, STAND_IN_RHO};
+use zkstep_prover::ivc::{fold_inputs, stand_ins, FoldInputs};
 
 fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str, rows: usize) {
     let s = demo_spec();
@@ -22,7 +22,7 @@ fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str,
     let lay = Arc::new(Layout::new(&s, rows).unwrap());
     let FoldInputs {
         z0, circuits: cs, ..
-    } = fold_inputs(&lay, &before, &after, &batch, zkstep_core::Fr::from(STAND_IN_RHO)).unwrap();
+    } = fold_inputs(&lay, &before, &after, &batch, stand_ins()).unwrap();
     let t = Instant::now();
     let pp = Params::<E1, E2>::setup(
         &TileCircuit::shape(lay.clone()),

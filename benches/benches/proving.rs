@@ -97,8 +97,7 @@ fn setup(budget: usize) -> (zkstep_prover::ivc::Keys, zkstep_prover::ivc::FoldIn
     let before = zkstep_core::Checkpoint::init(&spec, 1);
     let batch = bench_batch(&spec, 16, 8).unwrap();
     let after = step(&spec, &before, &batch).unwrap().after;
-    let rho = zkstep_core::Fr::from(zkstep_prover::ivc::STAND_IN_RHO);
-    let inputs = fold_inputs(&keys.layout, &before, &after, &batch, rho).unwrap();
+    let inputs = fold_inputs(&keys.layout, &before, &after, &batch, zkstep_prover::ivc::stand_ins()).unwrap();
     (keys, inputs)
 }
 

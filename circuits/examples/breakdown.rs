@@ -72,7 +72,7 @@ fn report(title: &str, layout: Layout, width: usize, depth: usize) {
                 .expect("alloc")
         })
         .collect();
-    let drawn: Vec<AllocatedNum<Fr>> = ["alpha", "rho"]
+    let drawn: Vec<AllocatedNum<Fr>> = ["alpha", "rho", "gamma"]
         .iter()
         .map(|n| AllocatedNum::alloc(cs.namespace(|| *n), || Ok(Fr::from(0u64))).expect("alloc"))
         .collect();

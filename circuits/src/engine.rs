@@ -49,13 +49,18 @@ pub type PublicParams = zkstep_fold::Params<E1, E2>;
 /// The IVC being built.
 pub type Ivc = zkstep_fold::Ivc<E1, E2>;
 
-/// How the step circuit's challenge (the lookups' α) is drawn: one for a
-/// whole proof, after every fold's first phase (the table is paid once a
-/// step, sliced across its folds).
-pub const CHALLENGES: zkstep_fold::ChallengeMode = zkstep_fold::ChallengeMode::PerRun;
+/// How the step circuit's challenges are drawn: one set for a whole proof,
+/// α and ρ after every fold's first phase (the table is paid once a step,
+/// sliced across its folds), γ in a second round after every fold's second
+/// phase (which holds the consumed τA vectors γ tests).
+pub const CHALLENGES: zkstep_fold::ChallengeMode = zkstep_fold::ChallengeMode::PerRunTwice;
 
-/// How many challenges a fold draws: α (the lookups) and ρ (the matrix identities).
-pub const NUM_CHALLENGES: usize = 2;
+/// How many challenges a fold draws: α (the lookups), ρ (the matrix
+/// identities) and γ (the τA links between layers).
+pub const NUM_CHALLENGES: usize = 3;
+
+/// Of those, how many come in the second round (γ).
+pub const NUM_LATE_CHALLENGES: usize = 1;
 
 /// A commitment key's size floor, as nova-snark's SNARKs give it.
 pub type CkFloor<E> = Box<dyn for<'a> Fn(&'a R1CSShape<E>) -> usize>;

@@ -327,7 +327,8 @@ pub struct ProofPayload {
     /// The checksum of the verifying key file it was made for
     /// ([`envelope_checksum`]): the verifier refuses it under any other key.
     pub vk_checksum: [u8; 32],
-    /// The challenges ρ and γ (each must equal the hash of its transcript).
+    /// The challenges ρ and γ (the folding layer's: every fold requires the
+    /// state's to be the ones drawn from the commitments).
     pub challenges: crate::layout::Challenges,
     /// Number of folds.
     pub num_folds: u64,

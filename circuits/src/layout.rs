@@ -15,7 +15,7 @@ use crate::error::CircuitError;
 use crate::slots::FoldSlots;
 use crate::state::{Final, Init, StatementField};
 pub use crate::transcript::Challenges;
-use crate::transcript::{domain, segment_absorb, transcript2_init};
+use crate::transcript::{domain, segment_absorb};
 use serde::{Deserialize, Serialize};
 use zkstep_core::commit::{chain_init, params_chain_init, CHUNK, PACK};
 use zkstep_core::optim::adam::AdamStep;
@@ -389,7 +389,6 @@ impl Layout {
                 Init::ParamsChain(after) => {
                     params_chain_init(self.spec_digest, o.step + Fr::from(u64::from(after)))
                 }
-                Init::Transcript2 => transcript2_init(self.spec_digest, o.challenges.rho),
                 Init::Zero => Fr::from(0u64),
                 Init::One => Fr::from(1u64),
                 Init::Segment(_) => match slot.last {
@@ -452,11 +451,6 @@ impl Layout {
             }
             h
         })
-    }
-
-    /// First link of the τA chains.
-    pub fn ta_init(&self) -> Fr {
-        chain_init(domain::TAU_A, self.spec_digest)
     }
 
     /// First link of Aρ claim digests.

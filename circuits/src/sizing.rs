@@ -61,13 +61,17 @@ pub fn padded_size(s: &ShapeStats) -> usize {
         .next_power_of_two()
 }
 
-/// The fold's witness length W₂ ‖ W₁: the layer's own variables and the
-/// step's second phase padded to a power of two, then the step's first.
+/// The fold's witness length W₃ ‖ W₂ ‖ W₁ (zkstep-fold's layout): the
+/// layer's own variables and what depends on γ padded to a power of two,
+/// that and the step's second part padded again, then the step's first.
 pub fn witness_len(s: &ShapeStats) -> usize {
-    let second = (s.layer.primary_second + s.second_variables)
-        .next_power_of_two()
-        .max(2);
-    second + s.variables - s.second_variables
+    zkstep_fold::cs::WitnessLayout {
+        parts: 3,
+        first: s.variables - s.second_variables - s.third_variables,
+        second: s.second_variables,
+        third: s.layer.primary_second + s.third_variables,
+    }
+    .num_vars()
 }
 
 /// Size of the step circuit of a layout: what the prover's memory follows.
@@ -77,8 +81,10 @@ pub struct ShapeStats {
     pub constraints: usize,
     /// Private variables (the witness).
     pub variables: usize,
-    /// Of them, the second phase's (after the challenge).
+    /// Of them, W₂'s (after ρ and α, before γ).
     pub second_variables: usize,
+    /// Of them, W₃'s (after γ).
+    pub third_variables: usize,
     /// Non-zero entries of A, B and C together.
     pub nonzeros: usize,
     /// The folding layer's own circuits at this layout's arity.
@@ -90,14 +96,15 @@ pub struct ShapeStats {
 pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
     let lay = Arc::new(layout.clone());
     // zkstep-fold's recorder: it knows which variables the first phase puts
-    // in W₂ (those allocated after the challenges)
-    let mut cs = ShapeRecorder::<Fr>::new(2);
+    // in W₂ and W₃ (those allocated after the challenges)
+    let mut cs = ShapeRecorder::<Fr>::new(3);
+    cs.set_region(Region::Third);
     let synth = |e: nova_snark::frontend::SynthesisError| CircuitError::Synthesis(e.to_string());
     let z: Vec<AllocatedNum<Fr>> = (0..lay.arity())
         .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::ZERO)))
         .collect::<Result<_, _>>()
         .map_err(synth)?;
-    let drawn: Vec<AllocatedNum<Fr>> = ["alpha", "rho"]
+    let drawn: Vec<AllocatedNum<Fr>> = ["alpha", "rho", "gamma"]
         .iter()
         .map(|n| AllocatedNum::alloc(cs.namespace(|| *n), || Ok(Fr::ZERO)))
         .collect::<Result<_, _>>()
@@ -116,7 +123,8 @@ pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
     Ok(ShapeStats {
         constraints: cs.num_constraints(),
         variables: cs.num_aux() - outside,
-        second_variables: split.second - outside,
+        second_variables: split.second,
+        third_variables: split.third - outside,
         nonzeros: cs.num_nonzeros(),
         layer: layer_overhead(layout.arity())?,
     })

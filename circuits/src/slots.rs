@@ -77,13 +77,12 @@ pub struct CommitSlots {
     pub after_start: usize,
 }
 
-/// Owned by the settle component: the second transcript and γ.
+/// Owned by the settle component: γ.
 #[derive(Clone, Copy, Debug)]
 pub struct TranscriptSlots {
-    /// The second challenge γ (constant; must equal H(T2_final, 1)).
+    /// The second challenge γ (constant; every fold requires it to be the
+    /// folding layer's second-round challenge).
     pub gamma: usize,
-    /// Second transcript T2 (every fold's consumed-τA digest).
-    pub t2: usize,
 }
 
 /// Owned by the producer component: digests of the batch columns.
@@ -98,9 +97,9 @@ pub struct BatchSlots {
 /// Owned by the link components (consumer and producer claims).
 #[derive(Clone, Debug)]
 pub struct LinkSlots {
-    /// Digest of each segment of the τA vector the current layer consumes
-    /// (set by the layer's first row, equal in all its folds; one slot when
-    /// rows are whole).
+    /// Σ_k τA[k]·γ^k of each segment of the τA vector the current layer
+    /// consumes (set by the layer's first row, equal in all its folds; one
+    /// slot when rows are whole).
     pub claim_ta: Range<usize>,
     /// The layer above's claim about the current layer's output: Σ_k τA[k]·γ^k.
     pub out_ta: usize,
@@ -164,7 +163,7 @@ pub struct FoldSlots {
     pub schedule: ScheduleSlots,
     /// Commitment chains.
     pub commit: CommitSlots,
-    /// The second transcript and γ.
+    /// γ.
     pub transcript: TranscriptSlots,
     /// Batch digests.
     pub batch: BatchSlots,
@@ -223,7 +222,6 @@ pub fn register(batch: usize, segments: usize, adam: bool, softmax: bool) -> Fol
     let rho_off = private(&mut r, "rho_off");
     let transcript = TranscriptSlots {
         gamma: constant(&mut r, "second challenge", StatementField::Gamma),
-        t2: r.add("transcript2", Init::Transcript2, Final::HashesToGamma),
     };
     let links = LinkSlots {
         claim_ta,

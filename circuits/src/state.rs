@@ -21,8 +21,6 @@ pub enum Init {
     /// The first link of `Commit(θ_t)` (false) or `Commit(θ_{t+1})` (true):
     /// the step is inside the parameter commitments.
     ParamsChain(bool),
-    /// The first link of the second transcript T2 (after ρ).
-    Transcript2,
     /// Zero.
     Zero,
     /// One (a running power x^0).
@@ -68,8 +66,6 @@ pub enum Final {
     OpensCBefore,
     /// Equal to the statement's `c_after` (the running Commit(θ_{t+1})).
     OpensCAfter,
-    /// Its hash is the second challenge γ (the transcript T2).
-    HashesToGamma,
     /// Nothing: the slot carried private values, which the next step
     /// restarts (z_n is public, so none survives the last step).
     Cleared,

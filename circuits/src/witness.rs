@@ -14,12 +14,12 @@ use crate::fold::cells::Cell;
 use crate::fold::consume::LinkWitness;
 use crate::fold::rows::RowWitness;
 use crate::layout::{Layout, StepOpening, TileDesc};
-use crate::transcript::{challenge2_from_transcript, transcript2_init, Challenges};
+use crate::transcript::Challenges;
 use crate::update::adam::AdamRow;
 use crate::update::momentum::MomentumRow;
 use crate::update::sgd::SgdRow;
 use crate::update::RowUpdate;
-use zkstep_core::commit::{chain_absorb, commit_all};
+use zkstep_core::commit::commit_all;
 use zkstep_core::exec::{StepTrace, UpdateTrace};
 use zkstep_core::fixed::{SCALE_I128, SCALE_SQ};
 use zkstep_core::poseidon::{fr_from_i128, Fr};
@@ -302,17 +302,17 @@ fn fill_softmax(tw: &mut TileWitness, layout: &Layout, trace: &StepTrace) -> Res
 /// all read this one value.
 pub type StepStatement = StepOpening;
 
-/// All fold witnesses of one step and its statement at the challenge `rho`
-/// (the folding layer's, drawn after every fold's first phase: a prover
-/// builds the witnesses once at a stand-in to commit their first phases,
-/// whose values do not depend on it, then again at the drawn ρ): each
-/// commitment, each consumed vector and γ computed once.
+/// All fold witnesses of one step and its statement at the challenges
+/// (the folding layer's: ρ drawn after every fold's first phase, γ after
+/// every fold's second part; a prover builds the witnesses at stand-ins to
+/// commit the parts that do not depend on them, then again at the drawn
+/// ones): each commitment and each consumed vector computed once.
 pub fn build_step(
     layout: &Layout,
     trace: &StepTrace,
     before: &Checkpoint,
     batch: &Batch,
-    rho: Fr,
+    challenges: Challenges,
 ) -> Result<(Vec<TileWitness>, StepStatement), CircuitError> {
     let spec = &layout.spec;
     let (c, b) = commit_all(spec, &[before, &trace.after], &[batch]);
@@ -347,7 +347,7 @@ pub fn build_step(
         }
         out.push(tw);
     }
-    let challenges = fill_claims(layout, trace, rho, batch, &mut out);
+    fill_claims(layout, trace, challenges.rho, batch, &mut out);
     let [c_before, c_after, c_batch] = commitments;
     Ok((
         out,
@@ -362,14 +362,8 @@ pub fn build_step(
     ))
 }
 
-/// Fill the ρ-dependent claims at `rho`, derive γ.
-fn fill_claims(
-    layout: &Layout,
-    trace: &StepTrace,
-    rho: Fr,
-    batch: &Batch,
-    out: &mut [TileWitness],
-) -> Challenges {
+/// Fill the ρ-dependent claims at `rho` (the consumed vectors).
+fn fill_claims(layout: &Layout, trace: &StepTrace, rho: Fr, batch: &Batch, out: &mut [TileWitness]) {
     let (n, bsz) = (layout.n_max, layout.batch);
     let pw: Vec<Fr> = powers(rho, layout.max_pow() + 1);
     let bw: Vec<Fr> = powers(pw[n], bsz);
@@ -415,16 +409,6 @@ fn fill_claims(
             tw.links.ar_up = ar[d.layer].clone();
         }
     }
-    // γ comes after every consumed τA vector (and, through T2₀, after ρ)
-    let mut t2 = transcript2_init(layout.spec_digest, rho);
-    for tw in out.iter() {
-        t2 = chain_absorb(
-            t2,
-            &[chain_absorb(layout.ta_init(), &tw.links.ta_in), tw.salt],
-        );
-    }
-    let gamma = challenge2_from_transcript(t2);
-    Challenges { rho, gamma }
 }
 
 /// `[1, x, x², …]` of length `len`.

@@ -141,10 +141,10 @@ fn cross_entropy_satisfies_every_fold() {
 }
 
 /// The first phase's W₁ does not depend on the challenges: a prover commits
-/// it before they are drawn (at a stand-in ρ) and folds it at the drawn ρ.
-/// Built at two ρ (witnesses, claims, γ, every fold's input state), every
-/// fold's W₁ is the same; and no range check runs after the challenges
-/// (its limbs must be in W₁).
+/// it before they are drawn (at a stand-in ρ) and folds it at the drawn ρ;
+/// nor W₂ on γ. Built at two ρ (witnesses, claims, every fold's input
+/// state), every fold's W₁ is the same; built at two γ, W₁ and W₂ are; and
+/// no range check runs after the challenges (its limbs must be in W₁).
 #[test]
 fn the_first_phase_does_not_depend_on_the_challenges() {
     use nova_snark::frontend::num::AllocatedNum;
@@ -152,6 +152,7 @@ fn the_first_phase_does_not_depend_on_the_challenges() {
     use zkstep_circuits::TileCircuit;
     use zkstep_core::Fr;
     use zkstep_fold::cs::{PhasedCs, Region, WitnessRecorder};
+    use zkstep_fold::StepCircuit;
     for toml in [
         TWO_LAYER.to_string(),
         TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
@@ -160,34 +161,55 @@ fn the_first_phase_does_not_depend_on_the_challenges() {
     ] {
         let c = case(&toml, Some(2), 11);
         let trace = zkstep_core::step(&c.spec, &c.before, &c.batch).unwrap();
-        let w1_at = |rho: Fr| -> Vec<Vec<Fr>> {
-            let (mut ws, st) = zkstep_circuits::witness::build_step(
-                &c.layout, &trace, &c.before, &c.batch, rho,
-            )
-            .unwrap();
+        // every fold's W₁ and W₂ at the drawn challenges [α, ρ, γ]
+        let parts_at = |drawn: [Fr; 3]| -> Vec<(Vec<Fr>, Vec<Fr>)> {
+            let ch = zkstep_circuits::transcript::Challenges {
+                rho: drawn[1],
+                gamma: drawn[2],
+            };
+            let (mut ws, st) =
+                zkstep_circuits::witness::build_step(&c.layout, &trace, &c.before, &c.batch, ch)
+                    .unwrap();
             let z0 = c.layout.first_state(&st);
             with_multiplicities(&c.layout, &mut ws, &z0);
             let mut z = z0;
             let mut out = vec![];
             for w in &ws {
-                let mut cs = WitnessRecorder::<Fr>::new(2);
+                let mut cs = WitnessRecorder::<Fr>::new(3);
+                cs.set_region(Region::Third);
                 let zin: Vec<AllocatedNum<Fr>> = z
                     .iter()
                     .enumerate()
                     .map(|(k, v)| AllocatedNum::alloc(cs.namespace(|| format!("z{k}")), || Ok(*v)).unwrap())
                     .collect();
+                let dv: Vec<AllocatedNum<Fr>> = drawn
+                    .iter()
+                    .map(|v| AllocatedNum::alloc(&mut cs, || Ok(*v)).unwrap())
+                    .collect();
+                let circuit = TileCircuit::fold(c.layout.clone(), w.clone());
                 cs.set_region(Region::First);
-                TileCircuit::fold(c.layout.clone(), w.clone())
-                    .first_phase(&mut cs, &zin)
-                    .unwrap();
-                out.push(cs.first_values().copied().collect());
-                z = run_fold_at(&c.layout, w, &z, [test_alpha(), rho]).unwrap();
+                let carry = circuit.first(&mut cs, &zin).unwrap();
+                cs.set_region(Region::Second);
+                circuit.second(&mut cs, carry, &dv).unwrap();
+                out.push((
+                    cs.values_in(Region::First).copied().collect(),
+                    cs.values_in(Region::Second).copied().collect(),
+                ));
+                z = run_fold_at(&c.layout, w, &z, drawn).unwrap();
             }
             out
         };
-        let a = w1_at(test_rho());
-        let b = w1_at(test_rho() + Fr::from(5u64));
-        assert!(a.iter().all(|w| !w.is_empty()));
+        let a = parts_at(test_drawn());
+        let mut other = test_drawn();
+        other[1] += Fr::from(5u64);
+        let b = parts_at(other);
+        assert!(a.iter().all(|(w1, w2)| !w1.is_empty() && !w2.is_empty()));
+        // W₁ is the same at another ρ, and W₂ at another γ
+        let w1 = |v: &[(Vec<Fr>, Vec<Fr>)]| v.iter().map(|p| p.0.clone()).collect::<Vec<_>>();
+        assert_eq!(w1(&a), w1(&b), "{toml}");
+        let mut other = test_drawn();
+        other[2] += Fr::from(5u64);
+        let b = parts_at(other);
         assert_eq!(a, b, "{toml}");
         // the whole page after the challenges: its first range check refuses
         let mut cs = WitnessRecorder::<Fr>::new(2);

@@ -22,7 +22,7 @@ fn shape(layout: &Layout) -> String {
             AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::from(0u64))).unwrap()
         })
         .collect();
-    let drawn: Vec<AllocatedNum<Fr>> = ["alpha", "rho"]
+    let drawn: Vec<AllocatedNum<Fr>> = ["alpha", "rho", "gamma"]
         .iter()
         .map(|n| AllocatedNum::alloc(cs.namespace(|| *n), || Ok(Fr::from(0u64))).unwrap())
         .collect();
@@ -45,22 +45,22 @@ fn shape(layout: &Layout) -> String {
 #[test]
 fn constraint_counts() {
     let tiny = ModelSpec::from_toml_str(TWO_LAYER).unwrap();
-    expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 8834"]
+    expect!["rows 2 folds 3 arity 39 limbs 8 slice 128 constraints/fold 7281"]
         .assert_eq(&shape(&Layout::new(&tiny, 2).unwrap()));
     let mom = ModelSpec::from_toml_str(
         &TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
     )
     .unwrap();
-    expect!["rows 1 folds 6 arity 40 limbs 8 slice 64 constraints/fold 7436"]
+    expect!["rows 1 folds 6 arity 39 limbs 8 slice 64 constraints/fold 5883"]
         .assert_eq(&shape(&Layout::new(&mom, 1).unwrap()));
     for (kind, want) in [
         (
             "kind = \"adam\"\nlr = 0.1\nweight_decay = 0.01",
-            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 8404"],
+            expect!["rows 1 folds 6 arity 42 limbs 8 slice 64 constraints/fold 6851"],
         ),
         (
             "kind = \"adamw\"\nlr = 0.1",
-            expect!["rows 1 folds 6 arity 43 limbs 8 slice 64 constraints/fold 8409"],
+            expect!["rows 1 folds 6 arity 42 limbs 8 slice 64 constraints/fold 6856"],
         ),
     ] {
         let adam = ModelSpec::from_toml_str(&TWO_LAYER.replace("lr = 0.1", kind)).unwrap();
@@ -70,27 +70,27 @@ fn constraint_counts() {
         &TWO_LAYER.replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]"),
     )
     .unwrap();
-    expect!["rows 2 folds 3 arity 42 limbs 8 slice 128 constraints/fold 10410"]
+    expect!["rows 2 folds 3 arity 41 limbs 8 slice 128 constraints/fold 8857"]
         .assert_eq(&shape(&Layout::new(&ce, ce.output_width()).unwrap()));
     // the softmax cut across folds: one class a fold
-    expect!["rows 1 folds 6 arity 42 limbs 8 slice 64 constraints/fold 8024"]
+    expect!["rows 1 folds 6 arity 41 limbs 8 slice 64 constraints/fold 6471"]
         .assert_eq(&shape(&Layout::new(&ce, 1).unwrap()));
     // the classifier of issue 27 on defaults: 64-16-10, Adam, cross-entropy, batch 8
     let classifier = ModelSpec::from_toml_str(
         "batch_size = 8\nloss = \"cross_entropy\"\n[optimizer]\nkind = \"adam\"\nlr = 0.001\n[[layers]]\ninputs = 64\noutputs = 16\nactivation = \"relu\"\n[[layers]]\ninputs = 16\noutputs = 10\n",
     )
     .unwrap();
-    expect!["rows 5 folds 6 arity 55 limbs 8 slice 64 constraints/fold 110122"].assert_eq(&shape(
+    expect!["rows 5 folds 6 arity 54 limbs 8 slice 64 constraints/fold 106623"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&classifier, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
-    expect!["rows 16 folds 3 arity 50 limbs 8 slice 128 constraints/fold 43797"].assert_eq(&shape(
+    expect!["rows 16 folds 3 arity 49 limbs 8 slice 128 constraints/fold 41854"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&demo_spec(), zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     let wide = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
     )
     .unwrap();
-    expect!["rows 16 folds 4 arity 50 limbs 8 slice 64 constraints/fold 90423"].assert_eq(&shape(
+    expect!["rows 17 folds 4 arity 49 limbs 8 slice 64 constraints/fold 91586"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&wide, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     // a row of 300 inputs (records padded to 345 = 5 blocks) cut into 5 folds
@@ -98,14 +98,14 @@ fn constraint_counts() {
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
     )
     .unwrap();
-    expect!["rows 1 folds 20 arity 54 limbs 8 slice 16 constraints/fold 20987"]
+    expect!["rows 1 folds 20 arity 53 limbs 8 slice 16 constraints/fold 17488"]
         .assert_eq(&shape(&Layout::with_segments(&seg, 1, 5).unwrap()));
     // the same with Adam: its moments cut alike
     let seg_adam = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nkind = \"adam\"\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
     )
     .unwrap();
-    expect!["rows 1 folds 20 arity 57 limbs 8 slice 16 constraints/fold 34630"]
+    expect!["rows 1 folds 20 arity 56 limbs 8 slice 16 constraints/fold 31131"]
         .assert_eq(&shape(&Layout::with_segments(&seg_adam, 1, 5).unwrap()));
 }
 

@@ -39,10 +39,11 @@ fn every_private_variable_is_constrained() {
             let drawn = vec![
                 AllocatedNum::alloc(&mut cs, || Ok(test_alpha())).unwrap(),
                 AllocatedNum::alloc(&mut cs, || Ok(test_rho())).unwrap(),
+                AllocatedNum::alloc(&mut cs, || Ok(test_gamma())).unwrap(),
             ];
             let first_private = cs.aux.len();
             let circuit = TileCircuit::fold(c.layout.clone(), c.witnesses[f].clone());
-            // both phases: W₁ (the fold, its limbs and multiplicities) and W₂ (the lookups' inverses and sums)
+            // both phases: W₁ (the fold, its limbs and multiplicities), W₂ and W₃ (what depends on the challenges)
             circuit.synthesize(&mut cs, &zin, &drawn).unwrap();
             assert!(cs.all_hold());
             let free = cs.free_variables(first_private);

@@ -80,10 +80,12 @@ impl FoldBar {
     /// Follow one event of `zkstep_prover::ivc::prove`.
     pub fn on(&mut self, event: ProveEvent) {
         match event {
-            ProveEvent::Committing { total } => {
+            ProveEvent::Committing { total, round } => {
+                self.pb.finish_and_clear();
+                let what = if round == 1 { "committing" } else { "committing W₂" };
                 self.pb = bar(
                     total as u64,
-                    "{spinner} committing [{elapsed_precise}] {bar:30} {pos}/{len} folds ({eta})",
+                    &format!("{{spinner}} {what} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} folds ({{eta}})"),
                     !self.show,
                 );
             }

@@ -123,7 +123,8 @@ pub struct CircuitSizes {
     pub primary_variables: usize,
     /// Its matrix non-zeros.
     pub primary_nonzeros: usize,
-    /// Variables of its W₂ before padding (0 without a split layout).
+    /// Variables after its W₁ (W₂, and W₃ with two rounds) before padding
+    /// (0 without a split layout).
     pub primary_second: usize,
     /// Constraints of the secondary circuit.
     pub secondary_constraints: usize,
@@ -226,7 +227,7 @@ where
     let cfg = config::<E1::Scalar, _>(&c, mode)?;
     let (s1, l, s2) = shapes::<E1, E2, _>(&cfg, &c)?;
     Ok(CircuitSizes {
-        primary_second: l.second,
+        primary_second: l.second + l.third,
         ..sizes_of(&s1, &s2)
     })
 }
@@ -453,7 +454,7 @@ where
     /// Sizes of both circuits.
     pub fn sizes(&self) -> CircuitSizes {
         CircuitSizes {
-            primary_second: self.layout1.second,
+            primary_second: self.layout1.second + self.layout1.third,
             ..sizes_of(&self.shape1, &self.shape2)
         }
     }

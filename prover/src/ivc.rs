@@ -23,6 +23,7 @@ use zkstep_circuits::files::{
     ProvingKeyRef, SegmentPayload, SegmentStatement, Statement, VerifyingKeyRef,
 };
 use zkstep_circuits::params::{ceremony_keys, ParamsError};
+use zkstep_circuits::transcript::Challenges;
 use zkstep_circuits::witness::{build_step, multiplicity_slices, NextStep, StepStatement};
 use zkstep_circuits::{Layout, TileCircuit, TileDesc};
 use zkstep_core::format::{read_input, write_atomic, write_new, Input};
@@ -400,21 +401,33 @@ pub fn check_step(
 
 /// The ρ a prover's first pass builds the witnesses at: what it commits (the
 /// first phases) does not depend on ρ, and what does is rebuilt at the
-/// drawn ρ in the second pass.
+/// drawn ρ in the later passes.
 pub const STAND_IN_RHO: u64 = 2;
 
+/// The γ a prover's first two passes build the witnesses at: what they
+/// commit (the first phases, the second parts) does not depend on γ.
+pub const STAND_IN_GAMMA: u64 = 3;
+
+/// The challenges a prover's first pass builds the witnesses at.
+pub fn stand_ins() -> Challenges {
+    Challenges {
+        rho: zkstep_core::Fr::from(STAND_IN_RHO),
+        gamma: zkstep_core::Fr::from(STAND_IN_GAMMA),
+    }
+}
+
 /// Check θ_after against the declared step ([`check_step`]) and build every
-/// fold's witness and the step's statement at the challenge `rho`
-/// ([`STAND_IN_RHO`] before it is drawn).
+/// fold's witness and the step's statement at the challenges
+/// ([`stand_ins`] before they are drawn).
 pub fn fold_inputs(
     layout: &Arc<Layout>,
     before: &Checkpoint,
     after: &Checkpoint,
     batch: &Batch,
-    rho: zkstep_core::Fr,
+    challenges: Challenges,
 ) -> Result<FoldInputs> {
     let trace = check_step(&layout.spec, before, after, batch)?;
-    let (witnesses, statement) = build_step(layout, &trace, before, batch, rho)?;
+    let (witnesses, statement) = build_step(layout, &trace, before, batch, challenges)?;
     let circuits = witnesses
         .into_iter()
         .map(|w| TileCircuit::fold(layout.clone(), w))
@@ -427,17 +440,21 @@ pub fn fold_inputs(
     })
 }
 
-/// How far [`prove`] has got, in order: one `Committing`, one `Committed`
-/// per fold (the first pass), one `Folding`, one `Folded` per fold, one
-/// `Compressing`.
+/// How far [`prove`] has got, in order: one `Committing` and one
+/// `Committed` per fold for each of the two commit passes (round 1: the
+/// first phases; round 2: the second parts, at the first round's
+/// challenges), one `Folding`, one `Folded` per fold, one `Compressing`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProveEvent {
-    /// The first pass starts: every fold's first phase committed.
+    /// A commit pass starts: every fold's first phase (round 1) or second
+    /// part (round 2) committed.
     Committing {
         /// Folds to commit.
         total: usize,
+        /// Which pass: 1 or 2.
+        round: usize,
     },
-    /// Fold `index` (0-based) of `total` has its first phase committed.
+    /// Fold `index` (0-based) of `total` has its part of this round committed.
     Committed {
         /// Which fold.
         index: usize,
@@ -526,20 +543,20 @@ fn prove_steps(
     }
     let layout = &keys.layout;
     let pp = &keys.pp;
-    let inputs = |s: usize, rho| {
-        fold_inputs(layout, &checkpoints[s], &checkpoints[s + 1], &batches[s], rho)
+    let inputs = |s: usize, ch: Challenges| {
+        fold_inputs(layout, &checkpoints[s], &checkpoints[s + 1], &batches[s], ch)
     };
     let (mut witness_s, mut fold_s) = (0.0, 0.0);
-    // both passes walk the steps alike: step s with step s + 1's opening
-    let mut walk = |rho: zkstep_core::Fr,
+    // every pass walks the steps alike: step s with step s + 1's opening
+    let mut walk = |ch: Challenges,
                     visit: &mut dyn FnMut(usize, &mut FoldInputs) -> Result<()>|
      -> Result<FoldInputs> {
         let t = Instant::now();
-        let mut cur = inputs(0, rho)?;
+        let mut cur = inputs(0, ch)?;
         witness_s += t.elapsed().as_secs_f64();
         for s in 0..k {
             let t = Instant::now();
-            let next = if s + 1 < k { Some(inputs(s + 1, rho)?) } else { None };
+            let next = if s + 1 < k { Some(inputs(s + 1, ch)?) } else { None };
             if let Some(n) = &next {
                 cur.open_next(&n.statement);
             }
@@ -555,12 +572,12 @@ fn prove_steps(
     };
     let per = layout.num_folds();
     let total = per * k;
-    progress(ProveEvent::Committing { total });
+    progress(ProveEvent::Committing { total, round: 1 });
     // first pass: commit every fold's first phase, the step's lookups counted
     let mut pres = Vec::with_capacity(total);
     let mut tallies = Vec::with_capacity(k);
     let mut z = vec![];
-    walk(zkstep_core::Fr::from(STAND_IN_RHO), &mut |s, cur| {
+    walk(stand_ins(), &mut |s, cur| {
         if s == 0 {
             z = cur.z0.clone();
         }
@@ -589,14 +606,31 @@ fn prove_steps(
         tallies.push(counts);
         Ok(())
     })?;
-    // second pass: fold at the challenges drawn from every commitment [α, ρ]
+    // second pass: commit every fold's second part at the drawn [α, ρ]
+    let first = zkstep_fold::run_challenges(pp, &pres);
+    let rho = *first.get(1).ok_or_else(|| ProverError::Invalid("no ρ drawn".into()))?;
+    progress(ProveEvent::Committing { total, round: 2 });
+    walk(Challenges { rho, ..stand_ins() }, &mut |s, cur| {
+        if s == 0 {
+            z = cur.z0.clone();
+        }
+        cur.set_multiplicities(layout, &tallies[s]);
+        for (i, c) in cur.circuits.iter().enumerate() {
+            let index = s * per + i;
+            z = Ivc::precommit_second(pp, c, &z, &mut pres[index], &first)
+                .map_err(|e| ProverError::Fold(format!("fold {index}: {e}")))?;
+            progress(ProveEvent::Committed { index, total });
+        }
+        Ok(())
+    })?;
+    // third pass: fold at the challenges drawn from every commitment [α, ρ, γ]
     let drawn = zkstep_fold::run_challenges(pp, &pres);
-    let rho = *drawn.get(1).ok_or_else(|| ProverError::Invalid("no ρ drawn".into()))?;
+    let gamma = *drawn.get(2).ok_or_else(|| ProverError::Invalid("no γ drawn".into()))?;
     let mut ivc: Option<Ivc> = None;
     let mut head = None;
     let mut batch_commits = Vec::with_capacity(k);
     progress(ProveEvent::Folding { total });
-    let last = walk(rho, &mut |s, cur| {
+    let last = walk(Challenges { rho, gamma }, &mut |s, cur| {
         if s == 0 {
             head = Some((cur.public(layout), cur.statement.challenges));
             ivc = Some(Ivc::new(pp, &cur.z0, drawn.clone()).map_err(fold_err("the first state"))?);

@@ -8,6 +8,7 @@ use super::ctx::{Ctx, Var};
 use super::desc::Flags;
 use ff::Field;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
+use zkstep_fold::after_late_challenges;
 use zkstep_gadgets::expr::{cst, materialise, mul, select, var, Expr, Fr};
 
 /// Powers of the challenges.
@@ -39,11 +40,6 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     let slots = &ctx.lay.slots;
     let upto = ctx.rows.max(ctx.lay.xcols).max(1);
     let rho = powers_of(cs.namespace(|| "rho"), &ctx.z(slots.statement.rho), upto)?;
-    let gamma = powers_of(
-        cs.namespace(|| "gamma"),
-        &ctx.z(slots.transcript.gamma),
-        upto,
-    )?;
     let stride = var(&power(cs.namespace(|| "stride"), &rho[1], ctx.n)?);
     let mut sample: Vec<Expr> = vec![cst::<CS>(Fr::ONE)];
     for i in 1..ctx.batch {
@@ -66,13 +62,6 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         &ctx.z(slots.links.rho_off),
         &var(&rho_r),
     )?;
-    let gamma_r = advance(&mut cs, "gamma", &gamma[ctx.rows])?;
-    let gamma_off = tile_offset(
-        cs.namespace(|| "g_off"),
-        &flags.first,
-        &ctx.z(slots.links.g_off),
-        &var(&gamma_r),
-    )?;
     // ρ^{k0}, γ^{k0} of the segment: 1 on a row's first, then times x^{seg_w}
     let seg_step = |cs: &mut CS, name: &str, x: &Expr| -> Result<Expr, SynthesisError> {
         if ctx.lay.segments == 1 {
@@ -92,13 +81,29 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         &ctx.z(slots.links.rho_k0),
         &rho_s,
     )?;
-    let gamma_s = seg_step(&mut cs, "gamma_seg", &gamma[1])?;
-    let gamma_k0 = tile_offset(
-        cs.namespace(|| "gamma_k0"),
-        &flags.first_seg,
-        &ctx.z(slots.links.gamma_k0),
-        &gamma_s,
-    )?;
+    // γ's (drawn after every W₂): W₃
+    let (gamma, gamma_off, gamma_k0) = after_late_challenges(|| {
+        let gamma = powers_of(
+            cs.namespace(|| "gamma"),
+            &ctx.z(slots.transcript.gamma),
+            upto,
+        )?;
+        let gamma_r = advance(&mut cs, "gamma", &gamma[ctx.rows])?;
+        let gamma_off = tile_offset(
+            cs.namespace(|| "g_off"),
+            &flags.first,
+            &ctx.z(slots.links.g_off),
+            &var(&gamma_r),
+        )?;
+        let gamma_s = seg_step(&mut cs, "gamma_seg", &gamma[1])?;
+        let gamma_k0 = tile_offset(
+            cs.namespace(|| "gamma_k0"),
+            &flags.first_seg,
+            &ctx.z(slots.links.gamma_k0),
+            &gamma_s,
+        )?;
+        Ok::<_, SynthesisError>((gamma, gamma_off, gamma_k0))
+    })?;
     Ok(Powers {
         rho,
         gamma,

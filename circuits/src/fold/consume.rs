@@ -1,12 +1,13 @@
 //! The consumer component: the claims this tile makes about its layer's
 //! input, which the layer below settles.
 //!
-//! - τA (the fold's segment of it: n_max values when rows are whole): hashed
-//!   whole (23 a permutation) so that all folds of the layer provably use one
-//!   vector (the layer's first row sets each segment's digest in the state;
-//!   every other fold's must equal it), and combined as `γ^{k0}·Σ_k τA[k]·γ^k`,
-//!   summed over the first row's segments into the claim on the producing
-//!   layer (settled when that layer's last tile ends);
+//! - τA (the fold's segment of it: n_max values when rows are whole): in W₂,
+//!   committed before γ; its sum `Σ_k τA[k]·γ^k` at γ (W₃) is what all folds
+//!   of the layer must agree on (the layer's first row sets each segment's
+//!   sum in the state; every other fold's must equal it), so they provably
+//!   use one vector; `γ^{k0}` times it, summed over the first row's
+//!   segments, is the claim on the producing layer (settled when that
+//!   layer's last tile ends);
 //! - Aρ (B values): its digest must equal the state's on every tile but the
 //!   first;
 //! - on a non-top layer's first tile, the Aρ vector the layer above claimed
@@ -19,6 +20,7 @@ use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_gadgets::expr::{
     add, add_assign, alloc, cst, enforce_eq_if, horner, materialise, mul, select, sub, var, zero, Expr, Fr,
 };
+use zkstep_fold::after_late_challenges;
 use zkstep_gadgets::hash::chain_absorb;
 
 /// The consumer's witness: values that depend on the challenges.
@@ -40,9 +42,7 @@ pub(crate) struct Consumed {
     pub ar_in: Vec<Var>,
     /// The "up" Aρ values.
     pub ar_up: Vec<Var>,
-    /// Digest of this fold's τA segment.
-    pub digest_ta: Expr,
-    /// The next value of each segment's digest slot.
+    /// The next value of each segment's slot (its sum at γ).
     pub claim_ta: Vec<Var>,
     /// The next claim `Σ_k τA[k]·γ^k` on the producing layer (summed over
     /// the first row's segments, then kept).
@@ -71,52 +71,42 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     let ar_up = allocv(&mut cs, "up", ctx.batch, &|w| &w.ar_up)?;
     let one = ctx.one::<CS>();
     let ta_vec: Vec<Expr> = ta_in.iter().map(var).collect();
-    let digest_ta = var(&chain_absorb(
-        cs.namespace(|| "ta_digest"),
-        &cst::<CS>(ctx.lay.ta_init()),
-        &ta_vec,
-    )?);
-    // γ^{k0}·Σ_k τA[k]·γ^k by Horner's rule
-    let h = horner(cs.namespace(|| "ta_g"), &pw.gamma[1], &ta_vec)?;
-    let rlc = var(&mul(cs.namespace(|| "ta_g_k0"), &var(&pw.gamma_k0), &h)?);
-    // the first row sets its segment's digest; every other fold must match it
-    let slots: Vec<Expr> = links.claim_ta.clone().map(|i| ctx.z(i)).collect();
-    let mut claimed = zero();
-    let mut claim_ta = Vec::with_capacity(slots.len());
-    for (s, (e, z)) in desc.seg_onehot.iter().zip(&slots).enumerate() {
-        let pick = mul(cs.namespace(|| format!("pick{s}")), e, z)?;
-        add_assign(&mut claimed, &var(&pick));
-        let set = mul(cs.namespace(|| format!("set{s}")), e, &flags.first_row)?;
-        let d = mul(
-            cs.namespace(|| format!("upd{s}")),
-            &var(&set),
-            &sub(&digest_ta, z),
+    // everything at γ is W₃ (τA itself is W₂, fixed before γ)
+    let (claim_ta, claim_rlc) = after_late_challenges(|| {
+        // Σ_k τA[k]·γ^k by Horner's rule, then times γ^{k0}
+        let sum = horner(cs.namespace(|| "ta_g"), &pw.gamma[1], &ta_vec)?;
+        let rlc = var(&mul(cs.namespace(|| "ta_g_k0"), &var(&pw.gamma_k0), &sum)?);
+        // the first row sets its segment's sum; every other fold must match it
+        let slots: Vec<Expr> = links.claim_ta.clone().map(|i| ctx.z(i)).collect();
+        let mut claimed = zero();
+        let mut claim_ta = Vec::with_capacity(slots.len());
+        for (s, (e, z)) in desc.seg_onehot.iter().zip(&slots).enumerate() {
+            let pick = mul(cs.namespace(|| format!("pick{s}")), e, z)?;
+            add_assign(&mut claimed, &var(&pick));
+            let set = mul(cs.namespace(|| format!("set{s}")), e, &flags.first_row)?;
+            let d = mul(cs.namespace(|| format!("upd{s}")), &var(&set), &sub(&sum, z))?;
+            claim_ta.push(materialise(
+                cs.namespace(|| format!("claim{s}")),
+                &add(z, &var(&d)),
+            )?);
+        }
+        // the claim on the producing layer: the first row's segments' sum
+        let z_rlc = ctx.z(links.claim_rlc);
+        let kept = mul(
+            cs.namespace(|| "rlc_keep"),
+            &sub(&one, &flags.first_seg),
+            &z_rlc,
         )?;
-        claim_ta.push(materialise(
-            cs.namespace(|| format!("claim{s}")),
-            &add(z, &var(&d)),
-        )?);
-    }
-    // the claim on the producing layer: the first row's segments' sum
-    let z_rlc = ctx.z(links.claim_rlc);
-    let kept = mul(
-        cs.namespace(|| "rlc_keep"),
-        &sub(&one, &flags.first_seg),
-        &z_rlc,
-    )?;
-    let claim_rlc = select(
-        cs.namespace(|| "claim_rlc"),
-        &flags.first_row,
-        &add(&var(&kept), &rlc),
-        &z_rlc,
-    )?;
-    let not_first_row = sub(&one, &flags.first_row);
-    enforce_eq_if(
-        cs.namespace(|| "ta_claim"),
-        &not_first_row,
-        &digest_ta,
-        &claimed,
-    );
+        let claim_rlc = select(
+            cs.namespace(|| "claim_rlc"),
+            &flags.first_row,
+            &add(&var(&kept), &rlc),
+            &z_rlc,
+        )?;
+        let not_first_row = sub(&one, &flags.first_row);
+        enforce_eq_if(cs.namespace(|| "ta_claim"), &not_first_row, &sum, &claimed);
+        Ok::<_, SynthesisError>((claim_ta, claim_rlc))
+    })?;
     let not_first = sub(&one, &flags.first);
     let claim_ar = ctx.z(links.claim_ar);
     let ar_init = cst::<CS>(ctx.lay.ar_init());
@@ -138,7 +128,6 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
         ta_in,
         ar_in,
         ar_up,
-        digest_ta,
         claim_ta,
         claim_rlc,
         digest_ar,

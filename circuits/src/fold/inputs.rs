@@ -14,7 +14,7 @@
 //!
 //! X and D(X) are the first phase (W₁, committed before ρ and γ; c_batch
 //! binds D(X) besides); the shares depend on the challenges and are
-//! allocated after them (W₂). Masked columns contribute nothing
+//! allocated after them (W₂ under ρ, W₃ under γ). Masked columns contribute nothing
 //! (their coefficients are multiplied by the mask), so a prover cannot use
 //! them to cancel a wrong claim after seeing γ.
 
@@ -26,7 +26,7 @@ use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_gadgets::expr::{add_assign, enforce_eq_if, materialise, mul, var, zero, Expr, Fr};
 use zkstep_gadgets::fixed::alloc_stored;
 use zkstep_gadgets::hash::{chain_absorb_if, pack};
-use zkstep_fold::after_challenges;
+use zkstep_fold::{after_challenges, after_late_challenges};
 use zkstep_gadgets::range::RangeCheck;
 
 /// What the X section gives the settle component: the next values of its slots.
@@ -76,7 +76,6 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck>(
         )?);
         after_challenges(|| -> Result<(), SynthesisError> {
             let rho_c = masked_power(cc.namespace(|| "rho"), &m, &x_rho, &pw.rho[c])?;
-            let gamma_c = masked_power(cc.namespace(|| "gamma"), &m, &x_gamma, &pw.gamma[c])?;
             let mut tau = zero();
             for (i, v) in col.iter().enumerate() {
                 let t = mul(cc.namespace(|| format!("ta{i}")), &pw.sample[i], v)?;
@@ -84,9 +83,13 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck>(
                 let a = mul(cc.namespace(|| format!("ar{i}")), &var(&rho_c), v)?;
                 add_assign(&mut ar[i], &var(&a));
             }
-            let g = mul(cc.namespace(|| "prod"), &var(&gamma_c), &tau)?;
-            add_assign(&mut prod, &var(&g));
-            Ok(())
+            // the column's share at γ: W₃
+            after_late_challenges(|| -> Result<(), SynthesisError> {
+                let gamma_c = masked_power(cc.namespace(|| "gamma"), &m, &x_gamma, &pw.gamma[c])?;
+                let g = mul(cc.namespace(|| "prod"), &var(&gamma_c), &tau)?;
+                add_assign(&mut prod, &var(&g));
+                Ok(())
+            })
         })?;
     }
     after_challenges(|| shares(cs, ctx, desc, pw, consumed, d_x, &prod, &ar))
@@ -107,7 +110,7 @@ fn shares<CS: ConstraintSystem<Fr>>(
     let sl = &ctx.lay.slots.inputs;
     let (x_rho, x_gamma) = (ctx.z(sl.x_rho), ctx.z(sl.x_gamma));
     let xcols = ctx.lay.xcols;
-    let x_prod = materialise(cs.namespace(|| "x_prod"), prod)?;
+    let x_prod = after_late_challenges(|| materialise(cs.namespace(|| "x_prod"), prod))?;
     let x_ar = ar
         .iter()
         .enumerate()
@@ -132,7 +135,7 @@ fn shares<CS: ConstraintSystem<Fr>>(
     Ok(InputsOut {
         d_x,
         x_rho: mul(cs.namespace(|| "x_rho"), &x_rho, &pw.rho[xcols])?,
-        x_gamma: mul(cs.namespace(|| "x_gamma"), &x_gamma, &pw.gamma[xcols])?,
+        x_gamma: after_late_challenges(|| mul(cs.namespace(|| "x_gamma"), &x_gamma, &pw.gamma[xcols]))?,
         x_prod,
         x_ar,
     })

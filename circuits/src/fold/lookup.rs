@@ -29,6 +29,8 @@ pub struct FirstPhase {
     pub tbase: Var,
     /// The ρ the fold used (its input state's).
     pub rho: Var,
+    /// The γ the fold used (its input state's).
+    pub gamma: Var,
 }
 
 /// The table slice's multiplicities, allocated last (the late values).
@@ -39,7 +41,7 @@ pub(crate) fn first<CS: ConstraintSystem<Fr>>(
     desc: Desc,
     queries: Vec<Expr>,
     mult: Option<&[u64]>,
-    rho: Var,
+    (rho, gamma): (Var, Var),
 ) -> Result<FirstPhase, SynthesisError> {
     let mult = (0..lay.table_slice)
         .map(|k| {
@@ -56,6 +58,7 @@ pub(crate) fn first<CS: ConstraintSystem<Fr>>(
         is_final: desc.flags.is_final,
         tbase: desc.tbase,
         rho,
+        gamma,
     })
 }
 

@@ -23,15 +23,19 @@
 //! the challenge α, adds both sums to the state and checks them equal where
 //! the step closes. docs/SOUNDNESS.md says why each constraint family is there.
 //!
-//! Two challenges come from the folding layer, drawn after every fold's first
-//! phase is committed: α (the lookups) and ρ (the matrix identities), which
-//! every fold requires to be the state's ρ. Whatever depends on ρ (its
-//! powers, the identities' sums, the consumed vectors, the claims, γ's
-//! transcript and the next state) is allocated through
-//! [`zkstep_fold::after_challenges`] and so lands in W₂, though the page runs
-//! it in the first phase; the stored values, remainders, limbs and the
-//! commitment chains stay in W₁. A range check refuses to run there
-//! ([`Phase1Only`]): its limbs must be committed before α.
+//! Three challenges come from the folding layer (`PerRunTwice`): α (the
+//! lookups) and ρ (the matrix identities), drawn after every fold's first
+//! phase is committed, and γ (the τA links between layers), drawn after
+//! every fold's second part W₂ is committed too; every fold requires the
+//! state's ρ and γ to be the drawn ones. Whatever depends on ρ but not on γ
+//! (its powers, the identities' sums, the consumed vectors) is allocated
+//! through [`zkstep_fold::after_challenges`] and so lands in W₂, though the
+//! page runs it in the first phase; whatever depends on γ (its powers, the
+//! sums at γ, the claims and the next state) through
+//! [`zkstep_fold::after_late_challenges`], in W₃; the stored values,
+//! remainders, limbs and the commitment chains stay in W₁. A range check
+//! refuses to run after either ([`Phase1Only`]): its limbs must be
+//! committed before α.
 
 pub mod cells;
 pub(crate) mod challenges;
@@ -50,7 +54,7 @@ use crate::update::{adam::Adam, momentum::Momentum, sgd::Sgd, UpdateGadget};
 use crate::witness::TileWitness;
 use ctx::{Ctx, Var};
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_fold::{after_challenges, is_after_challenges, StepCircuit};
+use zkstep_fold::{after_challenges, after_late_challenges, is_after_challenges, StepCircuit};
 use std::sync::Arc;
 use zkstep_core::spec::Optimizer;
 use zkstep_gadgets::expr::{Expr, Fr};
@@ -98,9 +102,13 @@ impl StepCircuit<Fr> for TileCircuit {
     }
 
     // α (the lookups) and ρ (the matrix identities), drawn after every
-    // fold's first phase
+    // fold's first phase; γ (the τA links) after every fold's W₂
     fn num_challenges(&self) -> usize {
         crate::engine::NUM_CHALLENGES
+    }
+
+    fn num_late_challenges(&self) -> usize {
+        crate::engine::NUM_LATE_CHALLENGES
     }
 
     // the table slice's multiplicities count the whole step's lookups
@@ -158,11 +166,14 @@ impl TileCircuit {
             desc,
             rc.0.into_queries(),
             w.map(|w| w.mult.as_slice()),
-            z[self.layout.slots.statement.rho].clone(),
+            (
+                z[self.layout.slots.statement.rho].clone(),
+                z[self.layout.slots.transcript.gamma].clone(),
+            ),
         )
     }
 
-    /// Both phases at the challenges `[α, ρ]` (tests and shape statistics):
+    /// Both phases at the challenges `[α, ρ, γ]` (tests and shape statistics):
     /// zᵢ ↦ zᵢ₊₁.
     pub fn synthesize<CS: ConstraintSystem<Fr>>(
         &self,
@@ -175,24 +186,26 @@ impl TileCircuit {
     }
 }
 
-/// The second phase: the state's ρ is the drawn one, then the lookup sums at α.
+/// The second phase: the state's ρ and γ are the drawn ones, then the lookup sums at α.
 fn close<CS: ConstraintSystem<Fr>>(
     cs: &mut CS,
     lay: &Layout,
     p: lookup::FirstPhase,
     challenges: &[Var],
 ) -> Result<Vec<Var>, SynthesisError> {
-    let [alpha, rho] = challenges else {
+    let [alpha, rho, gamma] = challenges else {
         return Err(SynthesisError::Unsatisfiable(format!(
-            "{} challenges for a fold that draws two",
+            "{} challenges for a fold that draws three",
             challenges.len()
         )));
     };
-    zkstep_gadgets::expr::enforce_eq(
-        cs.namespace(|| "rho_drawn"),
-        &zkstep_gadgets::expr::var(&p.rho),
-        &zkstep_gadgets::expr::var(rho),
-    );
+    for (name, state, drawn) in [("rho_drawn", &p.rho, rho), ("gamma_drawn", &p.gamma, gamma)] {
+        zkstep_gadgets::expr::enforce_eq(
+            cs.namespace(|| name),
+            &zkstep_gadgets::expr::var(state),
+            &zkstep_gadgets::expr::var(drawn),
+        );
+    }
     lookup::close(cs.namespace(|| "lookup"), lay, p, alpha)
 }
 
@@ -315,7 +328,7 @@ fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         inputs: &x,
         softmax: sm_claims,
     };
-    let z_next = after_challenges(|| {
+    let z_next = after_late_challenges(|| {
         settle::synthesize(
             cs.namespace(|| "state"),
             ctx,

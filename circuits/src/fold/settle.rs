@@ -2,11 +2,11 @@
 //!
 //! It carries the claims between folds (τA sums under γ, remaining Aρ, the
 //! input-gradient accumulators), settles a layer's claims on its last tile,
-//! absorbs the fold's consumed-τA digest into T2 (salted), opens c_batch on
-//! the step's last fold, and closes the step there: the checks that end it,
-//! then the next step's first state (every private slot restarted; z_n is
-//! public). Everything here is a function of the first phase's values and
-//! the challenges, so all of it is allocated after them (W₂).
+//! opens c_batch on the step's last fold, and closes the step there: the
+//! checks that end it, then the next step's first state (every private slot
+//! restarted; z_n is public). Everything here is a function of the first
+//! phase's values and the challenges, so all of it is allocated after them
+//! (W₃: several slots depend on γ).
 
 use super::challenges::Powers;
 use super::consume::Consumed;
@@ -16,7 +16,6 @@ use super::inputs::InputsOut;
 use super::produce::Produced;
 use super::rows::RowsOut;
 use crate::state::{Final, Init, StatementField};
-use crate::transcript::domain;
 use crate::witness::NextStep;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_core::commit::{chain_init, DOMAIN_BATCH, DOMAIN_PARAMS};
@@ -24,7 +23,7 @@ use zkstep_core::poseidon::RATE;
 use zkstep_gadgets::expr::{
     add, add_assign, alloc, cst, enforce_eq_if, materialise, mul, select, sub, var, zero, Expr, Fr,
 };
-use zkstep_gadgets::hash::{chain_absorb, h24, h8};
+use zkstep_gadgets::hash::{h24, h8};
 
 /// Everything the other components produced.
 pub(crate) struct Parts<'a> {
@@ -58,14 +57,8 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     let sl = &ctx.lay.slots;
     let flags = &p.desc.flags;
     let claims = claims(&mut cs, ctx, p)?;
-    // the batch salt: opens c_batch at the last fold, and salts T2 (its
-    // final value is public; the salt keeps it hiding)
+    // the batch salt: opens c_batch at the last fold
     let salt = var(&alloc(cs.namespace(|| "salt"), salt)?);
-    let t2 = chain_absorb(
-        cs.namespace(|| "transcript2"),
-        &ctx.z(sl.transcript.t2),
-        &[p.consumed.digest_ta.clone(), salt.clone()],
-    )?;
     // the last fold opens c_batch
     let mut cb_in = vec![
         cst::<CS>(Fr::from(DOMAIN_BATCH)),
@@ -98,7 +91,6 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     out[sl.links.rem_da] = claims.rem_da;
     out[sl.links.acc_r] = claims.acc_r;
     out[sl.links.rho_off] = p.pw.rho_off.clone();
-    out[sl.transcript.t2] = t2;
     out[sl.links.claim_rlc] = p.consumed.claim_rlc.clone();
     out[sl.links.rho_k0] = p.pw.rho_k0.clone();
     out[sl.links.gamma_k0] = p.pw.gamma_k0.clone();
@@ -128,7 +120,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
 const NEXT: [&str; 6] = ["c_after", "c_batch", "rho", "gamma", "k1", "c2"];
 
 /// A step's last fold: the checks that close the step (the schedule, both
-/// commitments, γ), then every slot's value at the next
+/// commitments), then every slot's value at the next
 /// step's first fold ([`crate::layout::Layout::step_start`] in the circuit).
 /// The next step's own values (its c_after, c_batch, challenges and Adam
 /// constants) are witnesses of this fold, zero on every other fold; after a
@@ -175,11 +167,6 @@ fn close_step<CS: ConstraintSystem<Fr>>(
                 format!("closes_{}", slot.name),
                 v,
                 ctx.z(sl.statement.c_after),
-            ),
-            Final::HashesToGamma => (
-                "gamma_from_transcript2".into(),
-                short(&mut cs, "gamma".into(), vec![v, c(1)])?,
-                ctx.z(sl.transcript.gamma),
             ),
             Final::Unchanged(_)
             | Final::Cleared
@@ -235,11 +222,6 @@ fn close_step<CS: ConstraintSystem<Fr>>(
             // Commit(θ_{t+1})'s first link is the next step's Commit(θ_t)'s
             Init::ParamsChain(false) => ctx.z(sl.commit.after_start),
             Init::ParamsChain(true) => after_start.clone(),
-            Init::Transcript2 => short(
-                &mut cs,
-                "transcript2_start".into(),
-                vec![c(domain::TRANSCRIPT2), spec.clone(), nv[2].clone()],
-            )?,
             Init::Zero => zero(),
             Init::One => one.clone(),
             Init::Segment(_) => {

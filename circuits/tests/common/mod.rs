@@ -79,7 +79,7 @@ pub fn case_in(spec: ModelSpec, before: Checkpoint, batch: Batch, layout: Layout
     let trace = step(&spec, &before, &batch).unwrap();
     let layout = Arc::new(layout);
     let (mut witnesses, statement) =
-        build_step(&layout, &trace, &before, &batch, test_rho()).unwrap();
+        build_step(&layout, &trace, &before, &batch, test_ch()).unwrap();
     let z0 = layout.first_state(&statement);
     with_multiplicities(&layout, &mut witnesses, &z0);
     Case {
@@ -105,9 +105,28 @@ pub fn test_rho() -> Fr {
     Fr::from(0x0bad_cafe_f00d_u64) * Fr::from(0x1357_9bdf_u64) + Fr::from(3u64)
 }
 
-/// The drawn challenges `[α, ρ]` allocated in `cs` at the test values.
+/// The τA links' challenge γ the tests build witnesses and fold at (any
+/// fixed value; its order after the second parts is zkstep-fold's).
+pub fn test_gamma() -> Fr {
+    Fr::from(0x5eed_1e55_u64) * Fr::from(0x2468_ace0_u64) + Fr::from(11u64)
+}
+
+/// The statement's challenges at the test values.
+pub fn test_ch() -> zkstep_circuits::transcript::Challenges {
+    zkstep_circuits::transcript::Challenges {
+        rho: test_rho(),
+        gamma: test_gamma(),
+    }
+}
+
+/// The drawn challenges `[α, ρ, γ]` at the test values.
+pub fn test_drawn() -> [Fr; 3] {
+    [test_alpha(), test_rho(), test_gamma()]
+}
+
+/// The drawn challenges `[α, ρ, γ]` allocated in `cs` at the test values.
 pub fn test_challenges<CS: ConstraintSystem<Fr>>(mut cs: CS) -> Vec<AllocatedNum<Fr>> {
-    [test_alpha(), test_rho()]
+    test_drawn()
         .iter()
         .enumerate()
         .map(|(k, v)| {
@@ -140,17 +159,17 @@ pub fn with_multiplicities(layout: &Arc<Layout>, ws: &mut [TileWitness], z0: &[F
     zkstep_circuits::witness::fill_multiplicities(layout, ws, &counts).unwrap();
 }
 
-/// Run one fold (both phases, at [`test_alpha`] and [`test_rho`]); Ok(z_next) or Err(failing constraint path).
+/// Run one fold (both phases, at [`test_drawn`]); Ok(z_next) or Err(failing constraint path).
 pub fn run_fold(layout: &Arc<Layout>, w: &TileWitness, z: &[Fr]) -> Result<Vec<Fr>, String> {
-    run_fold_at(layout, w, z, [test_alpha(), test_rho()])
+    run_fold_at(layout, w, z, test_drawn())
 }
 
-/// [`run_fold`] with the drawn challenges `[α, ρ]` given.
+/// [`run_fold`] with the drawn challenges `[α, ρ, γ]` given.
 pub fn run_fold_at(
     layout: &Arc<Layout>,
     w: &TileWitness,
     z: &[Fr],
-    drawn: [Fr; 2],
+    drawn: [Fr; 3],
 ) -> Result<Vec<Fr>, String> {
     let mut cs = TestConstraintSystem::<Fr>::new();
     let zin: Vec<AllocatedNum<Fr>> = z
@@ -234,7 +253,7 @@ pub fn segment_with(toml: &str, rows: usize, seed: u64, k: usize, edit: &StepEdi
         let batch = case(toml, Some(rows), seed + 100 * s as u64 + 1).batch;
         let mut trace = step(&spec, &cp, &batch).unwrap();
         let adam = edit(s, &cp, &mut trace);
-        let mut built = build_step(&layout, &trace, &cp, &batch, test_rho()).unwrap();
+        let mut built = build_step(&layout, &trace, &cp, &batch, test_ch()).unwrap();
         if let Some(a) = adam {
             built.1.adam = a;
         }

@@ -469,6 +469,7 @@ mod tests {
             constraints: 100_000,
             variables: 50_000,
             second_variables: 5_000,
+            third_variables: 1_000,
             nonzeros,
             layer: zkstep_circuits::sizing::layer_overhead(47).unwrap(),
         };
