@@ -44,7 +44,7 @@ fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str,
     let compress = t.elapsed();
     // the first verification builds constants once (timed apart: cold)
     let t = Instant::now();
-    snark.verify(&vk, cs.len() as u64, &z0).unwrap();
+    snark.verify(&vk, cs.len() as u64, &z0, ivc.outputs()).unwrap();
     let cold = t.elapsed();
     let t = Instant::now();
     let reps: u32 = std::env::var("REPS")
@@ -52,7 +52,7 @@ fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str,
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
     for _ in 0..reps {
-        snark.verify(&vk, cs.len() as u64, &z0).unwrap();
+        snark.verify(&vk, cs.len() as u64, &z0, ivc.outputs()).unwrap();
     }
     let verify = t.elapsed() / reps;
     let bytes = postcard::to_stdvec(&snark).unwrap().len();

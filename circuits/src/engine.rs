@@ -191,13 +191,14 @@ impl CompressedSnark {
         })
     }
 
-    /// Verify `num_steps` folds from `z0`; returns the final state. A proof
-    /// of one compression under a key of the other is rejected.
-    pub fn verify(&self, vk: &VerifierKey, num_steps: usize, z0: &[Fr]) -> Result<Vec<Fr>, FoldError> {
+    /// Verify `num_steps` folds from `z0` to `zn` (the verifier's: the proof
+    /// does not carry its last state). A proof of one compression under a
+    /// key of the other is rejected.
+    pub fn verify(&self, vk: &VerifierKey, num_steps: usize, z0: &[Fr], zn: &[Fr]) -> Result<(), FoldError> {
         let n = num_steps as u64;
         match (self, vk) {
-            (CompressedSnark::Spartan(p), VerifierKey::Spartan(vk)) => p.verify(vk, n, z0),
-            (CompressedSnark::MicroSpartan(p), VerifierKey::MicroSpartan(vk)) => p.verify(vk, n, z0),
+            (CompressedSnark::Spartan(p), VerifierKey::Spartan(vk)) => p.verify(vk, n, z0, zn),
+            (CompressedSnark::MicroSpartan(p), VerifierKey::MicroSpartan(vk)) => p.verify(vk, n, z0, zn),
             _ => Err(FoldError::Rejected(format!(
                 "the proof is compressed with {}, the verifying key is for {}",
                 self.compression().name(),

@@ -160,19 +160,9 @@ fn the_first_phase_does_not_depend_on_the_challenges() {
         TWO_LAYER.replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]"),
     ] {
         let c = case(&toml, Some(2), 11);
-        let trace = zkstep_core::step(&c.spec, &c.before, &c.batch).unwrap();
         // every fold's W₁ and W₂ at the drawn challenges [α, ρ, γ]
         let parts_at = |drawn: [Fr; 3]| -> Vec<(Vec<Fr>, Vec<Fr>)> {
-            let ch = zkstep_circuits::transcript::Challenges {
-                rho: drawn[1],
-                gamma: drawn[2],
-            };
-            let (mut ws, st) =
-                zkstep_circuits::witness::build_step(&c.layout, &trace, &c.before, &c.batch, ch)
-                    .unwrap();
-            let z0 = c.layout.first_state(&st);
-            with_multiplicities(&c.layout, &mut ws, &z0);
-            let mut z = z0;
+            let (ws, mut z) = witnesses_at(&c, drawn);
             let mut out = vec![];
             for w in &ws {
                 let mut cs = WitnessRecorder::<Fr>::new(3);

@@ -293,21 +293,12 @@ fn closing_checks_reject_wrong_statements() {
 #[test]
 fn a_rho_of_the_provers_choosing_is_rejected() {
     let c = two();
-    let trace = zkstep_core::step(&c.spec, &c.before, &c.batch).unwrap();
     let one = zkstep_core::Fr::from(1u64);
     // ρ, then γ, of the prover's choosing
     for (k, name) in [(1, "rho_drawn"), (2, "gamma_drawn")] {
         let mut chosen = test_drawn();
         chosen[k] += one;
-        let ch = zkstep_circuits::transcript::Challenges {
-            rho: chosen[1],
-            gamma: chosen[2],
-        };
-        let (mut ws, st) =
-            zkstep_circuits::witness::build_step(&c.layout, &trace, &c.before, &c.batch, ch)
-                .unwrap();
-        let z0 = c.layout.first_state(&st);
-        with_multiplicities(&c.layout, &mut ws, &z0);
+        let (ws, z0) = witnesses_at(&c, chosen);
         // consistent at the chosen challenges: every fold holds when they are the drawn ones
         let mut z = z0.clone();
         for w in &ws {

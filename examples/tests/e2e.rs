@@ -290,15 +290,26 @@ fn adam_mid_run_proves_and_verifies() {
         (st.step, st.steps, st.c_end),
         (1, 2, commit_params(&spec, &after))
     );
-    // a segment that claims 2⁴⁰ steps (and as many folds): rejected by the
-    // compressed proof before anything whose cost grows with the steps
-    // claimed (the chain of every step's Adam constants: days, before)
+    // a segment that claims 2⁴⁰ steps (and as many folds): rejected before
+    // anything whose cost grows with the steps claimed (the chain of every
+    // step's Adam constants, which the verifier now computes before the
+    // proof: at most 2¹⁶ steps are accepted); one of 2¹⁶ + 1 likewise
+    for steps in [1u64 << 40, (1 << 16) + 1] {
+        let mut forged = read();
+        forged.payload.statement.steps = steps;
+        forged.payload.num_folds = keys.layout.num_folds() as u64 * steps;
+        match verify_segment(&vk, &forged, None) {
+            Err(VerifyError::Rejected(why)) => assert!(why.contains("at most 65536"), "{why}"),
+            other => panic!("a claim of {steps} steps: {other:?}"),
+        }
+    }
+    // within the bound, a claim of more steps than proven: the proof does not verify
     let mut forged = read();
-    forged.payload.statement.steps = 1 << 40;
-    forged.payload.num_folds = keys.layout.num_folds() as u64 * (1 << 40);
+    forged.payload.statement.steps = 3;
+    forged.payload.num_folds = keys.layout.num_folds() as u64 * 3;
     match verify_segment(&vk, &forged, None) {
         Err(VerifyError::Rejected(why)) => assert!(why.contains("does not verify"), "{why}"),
-        other => panic!("a claim of 2⁴⁰ steps: {other:?}"),
+        other => panic!("a claim of 3 steps: {other:?}"),
     }
     // re-labelled as steps 2..4 (commitments recomputed): Adam's constants differ
     let mut forged = read();

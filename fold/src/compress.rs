@@ -94,7 +94,7 @@ where
     S2: RelaxedR1CSSNARKTrait<E2>,
     EE1: EvaluationEngineTrait<E1>,
 {
-    zn: Vec<E1::Scalar>,
+    // z_n is the verifier's (what it expects), not the proof's
     chain: Vec<E2::Scalar>,
     run1: RunningInstance<E1>,
     run2: RunningInstance<E2>,
@@ -291,7 +291,6 @@ where
             || S2::prove(&pp.ck2, &pk.pk2, &pp.shape2, &u2, &w2),
         );
         Ok(CompressedProof {
-            zn: ivc.zi[..pp.cfg.arity].to_vec(),
             chain: ivc.chain.clone(),
             run1: ivc.run1.clone(),
             run2: ivc.run2.clone(),
@@ -313,15 +312,18 @@ where
         })
     }
 
-    /// Verify `num_steps` folds from the step's `z0`; returns its z_n.
+    /// Verify `num_steps` folds from the step's `z0` to its `zn`. The proof
+    /// does not carry z_n: the verifier says which last state it accepts
+    /// (its own, from the statement), so the proof is smaller by a state.
     pub fn verify(
         &self,
         vk: &VerifierKey<E1, E2, S1, S2, EE1>,
         num_steps: u64,
         z0: &[E1::Scalar],
-    ) -> Result<Vec<E1::Scalar>> {
+        zn: &[E1::Scalar],
+    ) -> Result<()> {
         let cfg = vk.cfg;
-        if num_steps == 0 || z0.len() != cfg.arity || self.zn.len() != cfg.arity {
+        if num_steps == 0 || z0.len() != cfg.arity || zn.len() != cfg.arity {
             return Err(FoldError::Rejected(format!(
                 "{num_steps} folds from {} slots, the key's step circuit has {}",
                 z0.len(),
@@ -346,7 +348,7 @@ where
         let ch = derive_run(&view, &self.chain);
         let mut z0f = z0.to_vec();
         z0f.extend(ch.iter().copied());
-        let mut znf = self.zn.clone();
+        let mut znf = zn.to_vec();
         znf.extend(ch);
         let st = FinalState {
             zn: &znf,
@@ -388,7 +390,7 @@ where
         );
         r1.map_err(|e| FoldError::Rejected(format!("the primary's SNARK: {e}")))?;
         r2.map_err(|e| FoldError::Rejected(format!("the secondary's SNARK: {e}")))?;
-        Ok(self.zn.clone())
+        Ok(())
     }
 }
 

@@ -115,7 +115,7 @@ fn a_w1_changed_after_the_challenge_is_rejected() {
     ivc.finish(pp, f).unwrap();
     rejected(ivc.verify(pp, 1, &z0));
     let proof = Proof::prove(pp, &pk, &ivc).unwrap();
-    let why = rejected(proof.verify(&vk, 1, &z0));
+    let why = rejected(proof.verify(&vk, 1, &z0, ivc.outputs()).map(|_| vec![]));
     assert!(why.contains("comm_W2"), "{why}");
 }
 
@@ -343,7 +343,7 @@ fn a_w2_that_follows_the_second_round_is_rejected() {
     ivc.finish(pp, f).unwrap();
     rejected(ivc.verify(pp, 1, &z0));
     let proof = Proof::prove(pp, &pk, &ivc).unwrap();
-    let why = rejected(proof.verify(&vk, 1, &z0));
+    let why = rejected(proof.verify(&vk, 1, &z0, ivc.outputs()).map(|_| vec![]));
     assert!(why.contains("the opening of comm_W"), "{why}");
 
     // a second-round challenge other than the chains'

@@ -49,14 +49,15 @@ fn per_fold_accepts_permutations_and_rejects_others() {
     }
     assert_eq!(ivc.verify(&pp, 3, &z0).unwrap(), vec![F::from(3), F::from(9)]);
     let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
-    assert_eq!(proof.verify(&vk, 3, &z0).unwrap(), vec![F::from(3), F::from(9)]);
+    proof.verify(&vk, 3, &z0, &[F::from(3), F::from(9)]).unwrap();
+    assert!(proof.verify(&vk, 3, &z0, &[F::from(4), F::from(9)]).is_err());
     // the key read back (the secondary's rebuilt from its shape and its
     // uncompressed commitment key) is the same key; a cut one is refused
     type Vk = compress::VerifierKey<E1, E2, S1, S2, EE1>;
     let bytes = postcard::to_stdvec(&vk).unwrap();
     let back: Vk = postcard::from_bytes(&bytes).unwrap();
     assert_eq!(postcard::to_stdvec(&back).unwrap(), bytes);
-    assert_eq!(proof.verify(&back, 3, &z0).unwrap(), vec![F::from(3), F::from(9)]);
+    proof.verify(&back, 3, &z0, &[F::from(3), F::from(9)]).unwrap();
     assert!(postcard::from_bytes::<Vk>(&bytes[..bytes.len() - 100]).is_err());
     // so are the parameters (both commitment keys written uncompressed)
     let bytes = postcard::to_stdvec(&pp).unwrap();
@@ -70,7 +71,8 @@ fn per_fold_accepts_permutations_and_rejects_others() {
         .unwrap();
     assert!(ivc.verify(&pp, 2, &z0).is_err());
     let proof = Proof::prove(&pp, &pk, &ivc);
-    assert!(proof.is_err() || proof.unwrap().verify(&vk, 2, &z0).is_err());
+    let zn = ivc.outputs().to_vec();
+    assert!(proof.is_err() || proof.unwrap().verify(&vk, 2, &z0, &zn).is_err());
 }
 
 #[test]
@@ -85,8 +87,7 @@ fn per_run_accepts_a_permutation_across_folds_and_rejects_others() {
     let zn = ivc.verify(&pp, 2, &z0).unwrap();
     assert_eq!(zn[0], zn[1]);
     let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
-    let zc = proof.verify(&vk, 2, &z0).unwrap();
-    assert_eq!(zc, zn);
+    proof.verify(&vk, 2, &z0, &zn).unwrap();
 
     // not a permutation over the run: the products differ at the end
     let bad = [c(vec![1, 2], vec![3, 1]), c(vec![3, 4], vec![4, 4])];
@@ -132,7 +133,7 @@ fn a_lookup_with_late_multiplicities_accepts_values_in_the_table_only() {
     let zn = ivc.verify(&pp, 3, &z0).unwrap();
     assert_eq!((zn[0] == zn[1], zn[2]), (true, F::from(12)));
     let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
-    assert_eq!(proof.verify(&vk, 3, &z0).unwrap(), zn);
+    proof.verify(&vk, 3, &z0, &zn).unwrap();
 
     // a query past the table: no multiplicities balance it
     let bad = TableLookup::<F>::run(&[vec![0, 11, 5], vec![5, 5, 12], vec![3, 0, 9]], s);
@@ -185,10 +186,11 @@ fn a_claim_checked_at_a_second_round_challenge_is_accepted_only_when_true() {
     let want = vec![ch[0] * F::from(21), F::from(2)];
     assert_eq!(ivc.verify(&pp, 2, &z0).unwrap(), want);
     let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
-    assert_eq!(proof.verify(&vk, 2, &z0).unwrap(), want);
-    // not another number of folds, nor another z₀
-    assert!(proof.verify(&vk, 3, &z0).is_err());
-    assert!(proof.verify(&vk, 2, &[F::ONE, F::ZERO]).is_err());
+    proof.verify(&vk, 2, &z0, &want).unwrap();
+    // not another number of folds, nor another z₀, nor another z_n
+    assert!(proof.verify(&vk, 3, &z0, &want).is_err());
+    assert!(proof.verify(&vk, 2, &[F::ONE, F::ZERO], &want).is_err());
+    assert!(proof.verify(&vk, 2, &z0, &[want[0], F::ONE]).is_err());
 
     // a claim one off in the second fold, fixed before γ: the sum at γ is not 0
     let mut bad = folds.clone();
@@ -196,7 +198,8 @@ fn a_claim_checked_at_a_second_round_challenge_is_accepted_only_when_true() {
     let (ivc, _) = two_rounds(&pp, &bad);
     assert!(ivc.verify(&pp, 2, &z0).is_err());
     let proof = Proof::prove(&pp, &pk, &ivc);
-    assert!(proof.is_err() || proof.unwrap().verify(&vk, 2, &z0).is_err());
+    let zn = ivc.outputs().to_vec();
+    assert!(proof.is_err() || proof.unwrap().verify(&vk, 2, &z0, &zn).is_err());
 }
 
 #[test]

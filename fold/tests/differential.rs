@@ -54,16 +54,21 @@ fn one_fold_and_compression_round_trip() {
             ivc.prove_step(&pp, &c, None).unwrap();
         }
         let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
-        let zn = proof.verify(&vk, n, &z0).unwrap();
-        assert_eq!(zn, ivc.verify(&pp, n, &z0).unwrap());
-        assert!(proof.verify(&vk, n + 1, &z0).is_err(), "another count");
+        let zn = ivc.verify(&pp, n, &z0).unwrap();
+        proof.verify(&vk, n, &z0, &zn).unwrap();
+        assert!(proof.verify(&vk, n + 1, &z0, &zn).is_err(), "another count");
         assert!(
-            proof.verify(&vk, n, &[F::from(7), F::from(2)]).is_err(),
+            proof.verify(&vk, n, &[F::from(7), F::from(2)], &zn).is_err(),
             "another start"
         );
+        // the proof does not carry z_n: the verifier's must be the one proven
+        let mut other = zn.clone();
+        other[1] += F::from(1);
+        assert!(proof.verify(&vk, n, &z0, &other).is_err(), "another end");
+        assert!(proof.verify(&vk, n, &z0, &zn[..1]).is_err(), "a short end");
         // a proof survives its encoding
         let bytes = postcard::to_allocvec(&proof).unwrap();
         let back: Proof = postcard::from_bytes(&bytes).unwrap();
-        assert_eq!(back.verify(&vk, n, &z0).unwrap(), zn);
+        back.verify(&vk, n, &z0, &zn).unwrap();
     }
 }

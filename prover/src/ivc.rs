@@ -541,6 +541,13 @@ fn prove_steps(
             checkpoints.len()
         )));
     }
+    // what a verifier accepts (it hashes a segment's steps before the proof)
+    let max = zkstep_circuits::verify::MAX_SEGMENT_STEPS;
+    if k as u64 > max {
+        return Err(ProverError::Invalid(format!(
+            "a segment of {k} steps: a verifier accepts at most {max}; prove it as several segments"
+        )));
+    }
     let layout = &keys.layout;
     let pp = &keys.pp;
     let inputs = |s: usize, ch: Challenges| {

@@ -363,4 +363,5 @@ fn segment_proof_binds_its_checkpoints_and_batches_in_order() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("REJECTED"), "{err}");
+    assert!(err.contains("at most 65536"), "{err}");
 }

@@ -119,6 +119,20 @@ pub fn test_ch() -> zkstep_circuits::transcript::Challenges {
     }
 }
 
+/// A case's witnesses (multiplicities counted) and z₀ built at the drawn
+/// challenges `[α, ρ, γ]` (α is the folding layer's alone).
+pub fn witnesses_at(c: &Case, drawn: [Fr; 3]) -> (Vec<TileWitness>, Vec<Fr>) {
+    let trace = step(&c.spec, &c.before, &c.batch).unwrap();
+    let ch = zkstep_circuits::transcript::Challenges {
+        rho: drawn[1],
+        gamma: drawn[2],
+    };
+    let (mut ws, st) = build_step(&c.layout, &trace, &c.before, &c.batch, ch).unwrap();
+    let z0 = c.layout.first_state(&st);
+    with_multiplicities(&c.layout, &mut ws, &z0);
+    (ws, z0)
+}
+
 /// The drawn challenges `[α, ρ, γ]` at the test values.
 pub fn test_drawn() -> [Fr; 3] {
     [test_alpha(), test_rho(), test_gamma()]
