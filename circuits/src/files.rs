@@ -43,7 +43,7 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// momentum and Adam checkpoints changed; 18: zkstep-fold's witness layout
 /// and configuration name a second round of challenges (three witness
 /// parts), so every key's parameter digest changed).
-pub const FILE_VERSION: u32 = 18;
+pub const FILE_VERSION: u32 = 19;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

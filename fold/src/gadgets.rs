@@ -176,10 +176,43 @@ impl<E: Engine> AllocRunning<E> {
         mut cs: CS,
         ro: &mut E::ROCircuit,
     ) -> Result<(), SynthesisError> {
-        for p in &self.w {
-            p.absorb_in_ro(ro)?;
+        // as `RunningInstance::absorb`: coordinates, then the flags packed
+        // (each a bit here, so the packing is injective)
+        let points: Vec<&AllocatedPoint<E>> = self.w.iter().chain([&self.e]).collect();
+        for p in &points {
+            ro.absorb(&p.x);
+            ro.absorb(&p.y);
         }
-        self.e.absorb_in_ro(ro)?;
+        let flags = AllocatedNum::alloc(cs.namespace(|| "flags"), || {
+            let mut v = E::Base::ZERO;
+            for p in points.iter().rev() {
+                v = v.double() + p.is_infinity.get_value().ok_or(SynthesisError::AssignmentMissing)?;
+            }
+            Ok(v)
+        })?;
+        for (k, p) in points.iter().enumerate() {
+            cs.enforce(
+                || format!("flag {k} is a bit"),
+                |lc| lc + p.is_infinity.get_variable(),
+                |lc| lc + CS::one() - p.is_infinity.get_variable(),
+                |lc| lc,
+            );
+        }
+        cs.enforce(
+            || "flags packed",
+            |lc| {
+                let mut bit = E::Base::ONE;
+                let mut lc = lc;
+                for p in &points {
+                    lc = lc + (bit, p.is_infinity.get_variable());
+                    bit = bit.double();
+                }
+                lc
+            },
+            |lc| lc + CS::one(),
+            |lc| lc + flags.get_variable(),
+        );
+        ro.absorb(&flags);
         ro.absorb(&self.u);
         for (k, x) in self.x.iter().enumerate() {
             for (j, limb) in x.as_limbs().iter().enumerate() {
@@ -319,3 +352,90 @@ fn fold_challenge_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
     h.squeeze(cs, CHALLENGE_BITS, false)
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::{chain_link, chain_link_circuit, state_hash};
+    use nova_snark::frontend::test_cs::TestConstraintSystem;
+    use nova_snark::traits::commitment::CommitmentEngineTrait;
+    use nova_snark::traits::ROConstants;
+    use rand::rngs::OsRng;
+
+    type E1 = nova_snark::provider::Bn256EngineKZG;
+    type Fr = <E1 as Engine>::Scalar;
+    type Fq = <E1 as Engine>::Base;
+
+    /// A running instance of three parts, the second at infinity.
+    fn instance() -> RunningInstance<E1> {
+        let ck = <E1 as Engine>::CE::setup(b"gadget test", 4).unwrap();
+        let com = |v: u64| <E1 as Engine>::CE::commit(&ck, &[Fr::from(v), Fr::ONE], &Fr::ZERO);
+        RunningInstance {
+            comm_w: vec![com(3), <E1 as Engine>::CE::commit(&ck, &[Fr::ZERO; 2], &Fr::ZERO), com(5)],
+            comm_e: com(7),
+            u: Fr::random(OsRng),
+            x: vec![Fr::random(OsRng), Fr::random(OsRng)],
+        }
+    }
+
+    fn num(cs: &mut TestConstraintSystem<Fq>, name: &str, v: Fq) -> AllocatedNum<Fq> {
+        AllocatedNum::alloc(cs.namespace(|| name.to_string()), || Ok(v)).unwrap()
+    }
+
+    /// The state hash in the circuit of an allocated instance.
+    fn hashed(cs: &mut TestConstraintSystem<Fq>, u: &AllocRunning<E1>, state: &[Fq]) -> Fq {
+        let ro = ROConstantsCircuit::<E1>::default();
+        let (pp, i, b) = (num(cs, "pp", Fq::from(11)), num(cs, "i", Fq::from(2)), num(cs, "blind", Fq::from(13)));
+        let s: Vec<_> = state.iter().enumerate().map(|(k, v)| num(cs, &format!("s{k}"), *v)).collect();
+        let h = state_hash_circuit(cs.namespace(|| "hash"), &ro, &pp, &i, &s, u, &b).unwrap();
+        h.get_value().unwrap()
+    }
+
+    #[test]
+    fn a_running_instance_hashes_alike_in_and_out_of_the_circuit() {
+        let inst = instance();
+        let state = [Fq::from(17), Fq::from(19)];
+        let native = state_hash::<E1>(&ROConstants::<E1>::default(), Fq::from(11), 2, &state, &inst, Fq::from(13));
+        let mut cs = TestConstraintSystem::<Fq>::new();
+        let u = AllocRunning::<E1>::alloc(cs.namespace(|| "U"), Some(&inst), 3, 2).unwrap();
+        assert_eq!(hashed(&mut cs, &u, &state), native);
+        assert!(cs.is_satisfied());
+        // another point at infinity is another hash
+        let mut other = inst.clone();
+        other.comm_w.swap(1, 2);
+        let native2 = state_hash::<E1>(&ROConstants::<E1>::default(), Fq::from(11), 2, &state, &other, Fq::from(13));
+        assert_ne!(native, native2);
+    }
+
+    #[test]
+    fn an_infinity_flag_that_is_not_a_bit_is_rejected() {
+        // flags (2, 0, 0, 0) pack to the number (0, 1, 0, 0) does: only the
+        // bit constraints keep the packing injective
+        let inst = instance();
+        let mut cs = TestConstraintSystem::<Fq>::new();
+        let mut u = AllocRunning::<E1>::alloc(cs.namespace(|| "U"), Some(&inst), 3, 2).unwrap();
+        assert!(cs.is_satisfied());
+        u.w[0].is_infinity = num(&mut cs, "forged flag", Fq::from(2));
+        u.w[1].is_infinity = num(&mut cs, "forged flag 1", Fq::ZERO);
+        hashed(&mut cs, &u, &[]);
+        assert_eq!(cs.which_is_unsatisfied(), Some("hash/U/flag 0 is a bit"));
+    }
+
+    #[test]
+    fn a_chain_link_is_the_same_in_and_out_of_the_circuit() {
+        let inst = instance();
+        let ro = ROConstantsCircuit::<E1>::default();
+        for c in inst.comm_w.iter().chain([&inst.comm_e]) {
+            let prev = Fq::random(OsRng);
+            let native = chain_link::<E1>(&ROConstants::<E1>::default(), prev, c);
+            let mut cs = TestConstraintSystem::<Fq>::new();
+            let p = num(&mut cs, "prev", prev);
+            let pt = AllocatedPoint::<E1>::alloc(cs.namespace(|| "W"), Some(c.to_coordinates())).unwrap();
+            let link = chain_link_circuit(cs.namespace(|| "link"), &ro, &p, &pt).unwrap();
+            assert_eq!(link.get_value(), Some(native));
+            assert!(cs.is_satisfied());
+            // one narrow permutation, no bit decomposition of the output
+            assert!(cs.num_constraints() < 400, "{} constraints", cs.num_constraints());
+        }
+    }
+}

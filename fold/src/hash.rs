@@ -2,12 +2,16 @@
 //! instance's public IO carries, the folding challenge r, the chain of W₁
 //! commitments and the challenges drawn from them. All are nova-snark's
 //! Poseidon RO of the curve whose instances are folded (`E::RO` natively,
-//! `E::ROCircuit` in the circuit over `E::Base`). The circuit twins of the
+//! `E::ROCircuit` in the circuit over `E::Base`): the wide sponge (rate 24)
+//! where many values are hashed or the output crosses to the other field,
+//! the narrow one (rate 5) for a chain link, whose four values fit it and
+//! whose output stays in its field (so it is kept whole, not cut to bits). The circuit twins of the
 //! two hashes that read an allocated instance (the state hash, r) live
 //! beside that instance in `gadgets`; every twin pair is exercised by the
 //! IVC's own checks, which fail if the two sides differ.
 
 use crate::instance::{Commitment, FoldInstance, RunningInstance};
+use ff::PrimeField;
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use nova_snark::gadgets::ecc::AllocatedPoint;
@@ -22,8 +26,12 @@ pub const HASH_BITS: usize = 250;
 /// Bits of a folding challenge r.
 pub const CHALLENGE_BITS: usize = 128;
 
-/// Which sponge width the layer's hashes use.
+/// Which sponge width the layer's hashes use (a chain link: [`LINK_MODE`]).
 pub const RO_MODE: ROMode = ROMode::Wide;
+/// The chain links' sponge: four values (the previous link and a point)
+/// fit its rate, so a link is one narrow permutation (≈ 4× fewer
+/// constraints than the wide one, and no bit decomposition of its output).
+pub const LINK_MODE: ROMode = ROMode::Narrow;
 
 fn ro<E: Engine>(c: &ROConstants<E>) -> E::RO {
     E::RO::new_with_mode(c.clone(), RO_MODE)
@@ -87,26 +95,28 @@ pub fn relaxed_challenge<E: Engine>(
     base_as_scalar::<E>(h.squeeze(CHALLENGE_BITS, false))
 }
 
-/// One link of the chain of W₁ commitments: H(previous, comm_W₁).
+/// One link of the chain of W₁ commitments: H(previous, comm_W₁), the
+/// narrow sponge's whole output. A link never leaves `E::Base` (the next
+/// link, the secondary's state hash and the run's challenges, which are
+/// cut to [`HASH_BITS`], all read it there), so nothing truncates it.
 pub fn chain_link<E: Engine>(c: &ROConstants<E>, prev: E::Base, w1: &Commitment<E>) -> E::Base {
-    let mut h = ro::<E>(c);
+    let mut h = E::RO::new_with_mode(c.clone(), LINK_MODE);
     h.absorb(prev);
     w1.absorb_in_ro(&mut h);
-    h.squeeze(HASH_BITS, false)
+    h.squeeze(E::Base::NUM_BITS as usize, false)
 }
 
 /// Circuit twin of [`chain_link`].
 pub fn chain_link_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
-    mut cs: CS,
+    cs: CS,
     c: &ROConstantsCircuit<E>,
     prev: &AllocatedNum<E::Base>,
     w1: &AllocatedPoint<E>,
 ) -> Result<AllocatedNum<E::Base>, SynthesisError> {
-    let mut h = ro_circuit::<E>(c);
+    let mut h = E::ROCircuit::new_with_mode(c.clone(), LINK_MODE);
     h.absorb(prev);
     w1.absorb_in_ro(&mut h)?;
-    let bits = h.squeeze(cs.namespace(|| "squeeze"), HASH_BITS, false)?;
-    le_bits_to_num(cs.namespace(|| "value"), &bits)
+    h.squeeze_scalar(cs)
 }
 
 /// Challenge j of a fold whose W₁ commitment is `w1`: H(pp, comm_W₁, j).

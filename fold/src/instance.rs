@@ -13,7 +13,7 @@ use nova_snark::gadgets::nonnative::bignat::nat_to_limbs;
 use nova_snark::gadgets::nonnative::util::f_to_nat;
 use nova_snark::gadgets::utils::scalar_as_base;
 use nova_snark::r1cs::{R1CSShape, RelaxedR1CSInstance, RelaxedR1CSWitness, SparseMatrix};
-use nova_snark::traits::commitment::CommitmentEngineTrait;
+use nova_snark::traits::commitment::{CommitmentEngineTrait, CommitmentTrait};
 use nova_snark::traits::{AbsorbInROTrait, Engine, ROTrait};
 use serde::{Deserialize, Serialize};
 
@@ -186,12 +186,23 @@ impl<E: Engine> RunningInstance<E> {
     }
 
     /// Absorb into `E`'s RO (over `E::Base`), as the circuit that folds it
-    /// absorbs its allocation: commitments, E, u, then X as 64-bit limbs.
+    /// absorbs its allocation: the commitments' and E's coordinates (x, y),
+    /// their infinity flags as one number `Σ 2ᵏ·infₖ` (the secondary's state
+    /// hash then fits one permutation of the wide sponge), u, then X as
+    /// 64-bit limbs.
     pub fn absorb(&self, ro: &mut E::RO) {
-        for c in &self.comm_w {
-            c.absorb_in_ro(ro);
+        let mut flags = E::Base::ZERO;
+        let mut bit = E::Base::ONE;
+        for c in self.comm_w.iter().chain([&self.comm_e]) {
+            let (x, y, inf) = c.to_coordinates();
+            ro.absorb(x);
+            ro.absorb(y);
+            if inf {
+                flags += bit;
+            }
+            bit = bit.double();
         }
-        self.comm_e.absorb_in_ro(ro);
+        ro.absorb(flags);
         ro.absorb(scalar_as_base::<E>(self.u));
         for x in &self.x {
             for limb in limbs_of::<E::Scalar>(x) {
