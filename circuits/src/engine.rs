@@ -62,6 +62,15 @@ pub const NUM_CHALLENGES: usize = 3;
 /// Of those, how many come in the second round (γ).
 pub const NUM_LATE_CHALLENGES: usize = 1;
 
+/// The fewest generators a development commitment key gets. nova-snark's
+/// development setup computes the powers of τ one scalar multiplication a
+/// point below 100,000 generators and with a fixed-base comb from there: a
+/// key of 2¹⁶ took longer to make than one of 2¹⁷ (8.4 s against 4.2 s for
+/// the demo's whole keygen, 8 and 16 units a fold). A longer key costs
+/// nothing when proving (a commitment reads the prefix it needs): 4 MB more
+/// in a proving key at most. Keys from a ceremony are as long as needed.
+pub const DEV_CK_MIN: usize = 1 << 17;
+
 /// A commitment key's size floor, as nova-snark's SNARKs give it.
 pub type CkFloor<E> = Box<dyn for<'a> Fn(&'a R1CSShape<E>) -> usize>;
 
@@ -108,6 +117,13 @@ impl Compression {
             Compression::Spartan => S1Sp::ck_floor(),
             Compression::MicroSpartan => S1Pp::ck_floor(),
         }
+    }
+
+    /// [`Compression::ck_floor`] for development keys (a fresh τ): at
+    /// least [`DEV_CK_MIN`] generators.
+    pub fn dev_ck_floor(self) -> CkFloor<E1> {
+        let floor = self.ck_floor();
+        Box::new(move |s| floor(s).max(DEV_CK_MIN))
     }
 
     /// The secondary's floor (the same for both).

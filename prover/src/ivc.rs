@@ -129,7 +129,7 @@ pub fn keygen_with(
             let pp = PublicParams::setup(
                 &shape,
                 zkstep_circuits::engine::CHALLENGES,
-                &*compression.ck_floor(),
+                &*compression.dev_ck_floor(),
                 &*Compression::ck_floor_secondary(),
             )
             .map_err(fold_err("public parameters"))?;

@@ -73,7 +73,7 @@ pub fn merge_keygen_with(spec: &ModelSpec, layout: MergeLayout) -> Result<MergeK
     let pp = PublicParams::setup(
         &MergeCircuit::shape(layout.clone()),
         ChallengeMode::PerRun,
-        &*compression.ck_floor(),
+        &*compression.dev_ck_floor(),
         &*Compression::ck_floor_secondary(),
     )
     .map_err(fold_err("public parameters"))?;
