@@ -534,20 +534,7 @@ fn prove_steps(
     progress: &mut dyn FnMut(ProveEvent),
 ) -> Result<(SegmentPayload, Timings, Statement)> {
     init_msm();
-    let k = batches.len();
-    if k == 0 || checkpoints.len() != k + 1 {
-        return Err(ProverError::Invalid(format!(
-            "a segment needs k ≥ 1 batches and k + 1 checkpoints, got {k} and {}",
-            checkpoints.len()
-        )));
-    }
-    // what a verifier accepts (it hashes a segment's steps before the proof)
-    let max = zkstep_circuits::verify::MAX_SEGMENT_STEPS;
-    if k as u64 > max {
-        return Err(ProverError::Invalid(format!(
-            "a segment of {k} steps: a verifier accepts at most {max}; prove it as several segments"
-        )));
-    }
+    let k = segment_len(checkpoints, batches)?;
     let layout = &keys.layout;
     let pp = &keys.pp;
     let inputs = |s: usize, ch: Challenges| {
@@ -602,15 +589,7 @@ fn prove_steps(
                 total,
             });
         }
-        let counts = tally
-            .lock()
-            .map_err(|_| ProverError::Invalid("the lookup tally was poisoned".into()))?
-            .clone();
-        for (p, m) in pres[from..].iter_mut().zip(multiplicity_slices(layout, &counts)) {
-            let m: Vec<_> = m.into_iter().map(zkstep_core::Fr::from).collect();
-            p.complete(pp.primary_key(), &m).map_err(fold_err("the multiplicities"))?;
-        }
-        tallies.push(counts);
+        tallies.push(complete_step(keys, &tally, &mut pres[from..])?);
         Ok(())
     })?;
     // second pass: commit every fold's second part at the drawn [α, ρ]
@@ -678,25 +657,56 @@ fn prove_steps(
         step: first.step,
         steps: k as u64,
     };
-    Ok((
-        SegmentPayload {
-            statement,
-            vk_checksum: keys.vk_checksum()?,
-            first: FirstStep {
-                c_after: first.c_after,
-                c_batch: first.c_batch,
-                challenges: first_ch,
-            },
-            num_folds: total as u64,
-            snark,
+    let payload = SegmentPayload {
+        statement,
+        vk_checksum: keys.vk_checksum()?,
+        first: FirstStep {
+            c_after: first.c_after,
+            c_batch: first.c_batch,
+            challenges: first_ch,
         },
-        Timings {
-            witness_s,
-            fold_s,
-            compress_s,
-        },
-        first,
-    ))
+        num_folds: total as u64,
+        snark,
+    };
+    Ok((payload, Timings { witness_s, fold_s, compress_s }, first))
+}
+
+/// The number of steps k of a segment of `checkpoints` (k + 1) and
+/// `batches` (k), at most what a verifier accepts (it hashes a segment's
+/// steps before the proof).
+fn segment_len(checkpoints: &[Checkpoint], batches: &[Batch]) -> Result<usize> {
+    let k = batches.len();
+    if k == 0 || checkpoints.len() != k + 1 {
+        return Err(ProverError::Invalid(format!(
+            "a segment needs k ≥ 1 batches and k + 1 checkpoints, got {k} and {}",
+            checkpoints.len()
+        )));
+    }
+    let max = zkstep_circuits::verify::MAX_SEGMENT_STEPS;
+    if k as u64 > max {
+        return Err(ProverError::Invalid(format!(
+            "a segment of {k} steps: a verifier accepts at most {max}; prove it as several segments"
+        )));
+    }
+    Ok(k)
+}
+
+/// Add a step's lookup multiplicities (counted in `tally` by its first
+/// pass) to its folds' precommitments; the counts, for the later passes.
+fn complete_step(
+    keys: &Keys,
+    tally: &Tally,
+    pres: &mut [zkstep_fold::Precommitment<zkstep_circuits::engine::E1>],
+) -> Result<Vec<u64>> {
+    let counts = tally
+        .lock()
+        .map_err(|_| ProverError::Invalid("the lookup tally was poisoned".into()))?
+        .clone();
+    for (p, m) in pres.iter_mut().zip(multiplicity_slices(&keys.layout, &counts)) {
+        let m: Vec<_> = m.into_iter().map(zkstep_core::Fr::from).collect();
+        p.complete(keys.pp.primary_key(), &m).map_err(fold_err("the multiplicities"))?;
+    }
+    Ok(counts)
 }
 
 /// Encode a segment proof file.
