@@ -250,37 +250,37 @@ pub fn check_provable(spec: &ModelSpec, budget: usize) -> Result<(), CircuitErro
     Err(unprovable(least))
 }
 
-// The cost model, fitted on one host (Intel Xeon, 2 cores, MSM ≈ 5.9 µs a
-// point; BENCHMARKS.md, "Folds sized for speed"). Only the ratios matter: it
+// The cost model, fitted on one host (AMD EPYC, 2 cores; BENCHMARKS.md,
+// "Folds sized for speed", format version 19). Only the ratios matter: it
 // ranks layouts, it does not promise seconds on another machine.
-/// Seconds every fold costs whatever its size: the secondary circuit, the
-/// folding layer's hashes, W₂'s padding and the two commitments to them
-/// (0.68 s a fold of 32.5k constraints, 1.98 s one of 144k, measured).
-const FOLD_S_PER_FOLD: f64 = 0.30;
+/// Seconds every fold costs whatever its size: the secondary circuit's
+/// fold, the folding layer's hashes, three synthesis passes.
+const FOLD_S_PER_FOLD: f64 = 0.41;
 /// Seconds of folding per primary constraint (the step's and the layer's).
-const FOLD_S_PER_CONSTRAINT: f64 = 11.6e-6;
+const FOLD_S_PER_CONSTRAINT: f64 = 0.93e-6;
+/// Seconds of folding per squared primary constraint: a fold grows dearer
+/// than linearly (0.56 s at 57k constraints, 1.08 s at 136k, 2.34 s at 240k
+/// measured at width 256, batch 8: its MSMs and cross term outgrow the caches).
+const FOLD_S_PER_CONSTRAINT2: f64 = 2.95e-11;
 /// Seconds of MicroSpartan compression per element of the padded instance
 /// (88.7 s at 2²¹ measured: its commitments are MSMs of that size).
 const MICROSPARTAN_S_PER_PADDED: f64 = 42.0e-6;
-/// Seconds of Spartan compression whatever the fold (the secondary's proof,
-/// the masking folds, the opening of comm_W₂; 10.0 s at 2²⁰, 19.4 s at 2²²
-/// measured with the next constant).
-const SPARTAN_S_FIXED: f64 = 6.9;
-/// Seconds of Spartan compression per element of the padded instance.
-const SPARTAN_S_PER_PADDED: f64 = 3.0e-6;
+/// Seconds of Spartan compression whatever the fold (the secondary's proof
+/// and its opening; 3.6 s at 55k primary constraints, 5.3 s at 136k, 9.3 s
+/// at 240k measured with the next constant).
+const SPARTAN_S_FIXED: f64 = 2.0;
+/// Seconds of Spartan compression per primary constraint (the masking
+/// folds, the openings of W₂ and W₃, Spartan's own sum-checks).
+const SPARTAN_S_PER_CONSTRAINT: f64 = 3.0e-5;
 
-/// The largest padded size for which the default compression is Spartan.
-/// There MicroSpartan's proving (its commitments to the matrices, padded to
-/// a power of two, at least 2¹⁸ since the folding layer's own circuit has
-/// ≈ 250k non-zeros) is most of a step's proof, while Spartan's verifier, which
-/// evaluates the matrices, stays near MicroSpartan's (measured: 85 ms
-/// against 72 ms for the demo's fold). Above it MicroSpartan keeps
-/// verifying independent of the fold.
-pub const SPARTAN_MAX_PADDED: usize = 1 << 20;
-
-/// The default compression for a fold of these statistics.
+/// The default compression for a fold of these statistics: Spartan, the
+/// fastest proof at every size measured (MicroSpartan's commitments to the
+/// matrices make its compression ten times dearer: 23 s against 4 s for
+/// the demo), while it fits [`SPARTAN_FIT_MAX_PADDED`]. MicroSpartan, on
+/// request, buys a verifying key without the matrices (11 MB against 43 MB
+/// for the demo) and a verifier that does not evaluate them.
 pub fn default_compression(st: &ShapeStats) -> Compression {
-    if padded_size(st) <= SPARTAN_MAX_PADDED {
+    if padded_size(st) <= SPARTAN_FIT_MAX_PADDED {
         Compression::Spartan
     } else {
         Compression::MicroSpartan
@@ -305,10 +305,10 @@ pub fn estimated_prove_s_with(
     compression: Option<Compression>,
 ) -> Result<f64, CircuitError> {
     let st = shape_stats(layout)?;
-    let per_fold = FOLD_S_PER_FOLD
-        + (st.constraints + st.layer.primary_constraints) as f64 * FOLD_S_PER_CONSTRAINT;
+    let c = (st.constraints + st.layer.primary_constraints) as f64;
+    let per_fold = FOLD_S_PER_FOLD + c * FOLD_S_PER_CONSTRAINT + c * c * FOLD_S_PER_CONSTRAINT2;
     let compress = match compression.unwrap_or_else(|| default_compression(&st)) {
-        Compression::Spartan => SPARTAN_S_FIXED + padded_size(&st) as f64 * SPARTAN_S_PER_PADDED,
+        Compression::Spartan => SPARTAN_S_FIXED + c * SPARTAN_S_PER_CONSTRAINT,
         Compression::MicroSpartan => padded_size(&st) as f64 * MICROSPARTAN_S_PER_PADDED,
     };
     Ok(layout.num_folds() as f64 * per_fold + compress)
@@ -316,11 +316,10 @@ pub fn estimated_prove_s_with(
 
 /// The fastest layout within `budget` by [`estimated_prove_s`]: the most
 /// rows that fit `budget`, or a smaller fold (half the rows, a quarter, …,
-/// one, or the largest that Spartan compresses by default) when fewer
-/// constraints a fold pay for themselves in a smaller or cheaper
-/// compression (a small model's proof is
-/// mostly compression, whose size follows the fold, not the step). Wide
-/// layers (one unit a fold already) keep the largest fold.
+/// one) when fewer constraints a fold pay for themselves (a fold grows
+/// dearer than linearly, and a small model's proof is mostly compression,
+/// whose cost follows the fold, not the step). Wide layers (one unit a
+/// fold already) keep the largest fold.
 pub fn fit_fastest(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitError> {
     fit_fastest_with(spec, budget, None)
 }
@@ -330,8 +329,8 @@ pub fn fit_fastest(spec: &ModelSpec, budget: usize) -> Result<Layout, CircuitErr
 /// (BENCHMARKS.md), so 2²³ stays near the 4 GiB that 2²¹ is for MicroSpartan.
 pub const SPARTAN_FIT_MAX_PADDED: usize = 1 << 23;
 
-/// [`fit_fastest`] for a given compression (None: each fold's default,
-/// within [`MAX_PADDED`]); Spartan's folds may grow to
+/// [`fit_fastest`] for a given compression (None: the default, Spartan);
+/// MicroSpartan's folds stay within [`MAX_PADDED`], Spartan's may grow to
 /// [`SPARTAN_FIT_MAX_PADDED`].
 pub fn fit_fastest_with(
     spec: &ModelSpec,
@@ -339,27 +338,20 @@ pub fn fit_fastest_with(
     compression: Option<Compression>,
 ) -> Result<Layout, CircuitError> {
     let max_padded = match compression {
-        Some(Compression::Spartan) => SPARTAN_FIT_MAX_PADDED,
-        _ => MAX_PADDED,
+        Some(Compression::MicroSpartan) => MAX_PADDED,
+        _ => SPARTAN_FIT_MAX_PADDED,
     };
     let mut best = fit_within(spec, budget, max_padded)?;
     if best.rows == 1 {
         return Ok(best);
     }
     // fewer rows make a smaller fold (within every bound the largest met):
-    // halve down to one row, so one unit a fold is always a candidate; by
-    // default also the largest fold Spartan compresses (the most rows a
-    // fold gets without MicroSpartan's costly compression)
+    // halve down to one row, so one unit a fold is always a candidate
     let mut cands = vec![];
     let mut rows = best.rows / 2;
     while rows >= 1 {
         cands.push(Layout::new(spec, rows)?);
         rows /= 2;
-    }
-    if compression.is_none() {
-        if let Ok(l) = fit_within(spec, budget, SPARTAN_MAX_PADDED) {
-            cands.push(l);
-        }
     }
     let mut best_s = estimated_prove_s_with(&best, compression)?;
     for l in cands {

@@ -217,9 +217,9 @@ pub struct KeygenArgs {
     /// Bound on one fold's constraints (prover memory follows the fold: ≈ 4 GB up to 2¹⁷).
     #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
     pub fold_budget: usize,
-    /// Compression of the folded proof: auto (Spartan for small folds, whose proof it makes
-    /// several times faster; MicroSpartan for large ones, whose verification it keeps
-    /// independent of the fold), spartan or microspartan.
+    /// Compression of the folded proof: auto (Spartan, the fastest proof at every fold size;
+    /// its verifying key holds the fold's matrices), spartan or microspartan (ten times the
+    /// compression time, a verifying key without the matrices).
     #[arg(long, default_value = "auto", value_parser = parse_compression)]
     pub compression: CompressionChoice,
     /// Make π_merge's keys for merges of N checkpoints of the spec (merge_proving.key and
@@ -430,9 +430,9 @@ pub struct BenchArgs {
     /// Bound on one fold's constraints.
     #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
     pub fold_budget: usize,
-    /// Compression of the folded proof: auto (Spartan for small folds, whose proof it makes
-    /// several times faster; MicroSpartan for large ones, whose verification it keeps
-    /// independent of the fold), spartan or microspartan.
+    /// Compression of the folded proof: auto (Spartan, the fastest proof at every fold size;
+    /// its verifying key holds the fold's matrices), spartan or microspartan (ten times the
+    /// compression time, a verifying key without the matrices).
     #[arg(long, default_value = "auto", value_parser = parse_compression)]
     pub compression: CompressionChoice,
     /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
@@ -487,9 +487,9 @@ pub struct BenchPointArgs {
     /// Fold budget.
     #[arg(long)]
     pub fold_budget: usize,
-    /// Compression of the folded proof: auto (Spartan for small folds, whose proof it makes
-    /// several times faster; MicroSpartan for large ones, whose verification it keeps
-    /// independent of the fold), spartan or microspartan.
+    /// Compression of the folded proof: auto (Spartan, the fastest proof at every fold size;
+    /// its verifying key holds the fold's matrices), spartan or microspartan (ten times the
+    /// compression time, a verifying key without the matrices).
     #[arg(long, default_value = "auto", value_parser = parse_compression)]
     pub compression: CompressionChoice,
     /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.

@@ -209,6 +209,59 @@ fn second_point<E: Engine>(
     Ok((tr, point))
 }
 
+/// The random running instances (and their witnesses) a compression folds
+/// into the IVC's last ones.
+struct Masks<E1: Engine, E2: Engine> {
+    rand1: RunningInstance<E1>,
+    rand1_w: RunningWitness<E1>,
+    rand2: RunningInstance<E2>,
+    rand2_w: RunningWitness<E2>,
+}
+
+/// The openings of the masked comm_W₂ (and comm_W₃) on their prefixes.
+fn open_later_parts<E1: Engine, EE1: EvaluationEngineTrait<E1>>(
+    key: (&crate::instance::CommitmentKey<E1>, &WitnessLayout, &E1::Scalar),
+    ee_pk: Option<&EE1::ProverKey>,
+    dk1: &DerandKey<E1>,
+    n1: &RunningInstance<E1>,
+    n1_w: &RunningWitness<E1>,
+) -> Result<Vec<SecondOpening<E1, EE1>>> {
+    let (ck1, layout1, digest) = key;
+    let mut openings = vec![];
+    for k in 1..layout1.parts {
+        // the part's values on its columns, zero on the prefix before them
+        let cols = layout1.part_columns(k);
+        let mut values = n1_w.w[..cols.end].to_vec();
+        values[..cols.start].iter_mut().for_each(|v| *v = E1::Scalar::ZERO);
+        let comm = E1::CE::derandomize(dk1, &n1.comm_w[k], &n1_w.blinds[k]);
+        let (mut tr, point) = second_point::<E1>(digest, k, &comm, log2(cols.end))?;
+        let eval = MultilinearPolynomial::evaluate_with(&values, &point);
+        tr.absorb(b"v", &eval);
+        let ee_pk =
+            ee_pk.ok_or_else(|| FoldError::Invalid("a prover key without the opening's key".into()))?;
+        let arg = EE1::prove(ck1, ee_pk, &mut tr, &comm, &values, &point, &eval)?;
+        openings.push(SecondOpening { eval, arg });
+    }
+    Ok(openings)
+}
+
+/// Draw the random instances a compression folds in (step 2 of the
+/// module header), the primary's and the secondary's side by side.
+fn masks<E1, E2>(pp: &Params<E1, E2>) -> Result<Masks<E1, E2>>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    let layout2 = plain_layout(pp.shape2.num_vars());
+    let (r1, r2) = rayon::join(
+        || random_instance(&pp.ck1, &pp.shape1, &pp.layout1),
+        || random_instance(&pp.ck2, &pp.shape2, &layout2),
+    );
+    let (rand1, rand1_w) = r1?;
+    let (rand2, rand2_w) = r2?;
+    Ok(Masks { rand1, rand1_w, rand2, rand2_w })
+}
+
 fn log2(m: usize) -> usize {
     m.trailing_zeros() as usize
 }
@@ -227,10 +280,20 @@ where
         pk: &ProverKey<E1, E2, S1, S2, EE1>,
         ivc: &Ivc<E1, E2>,
     ) -> Result<Self> {
+        Self::prove_masked(pp, pk, ivc, masks(pp)?)
+    }
+
+    /// Compress a finished IVC with masks drawn for it.
+    fn prove_masked(
+        pp: &Params<E1, E2>,
+        pk: &ProverKey<E1, E2, S1, S2, EE1>,
+        ivc: &Ivc<E1, E2>,
+        masks: Masks<E1, E2>,
+    ) -> Result<Self> {
         if ivc.i == 0 {
             return Err(FoldError::Invalid("an IVC of no folds".into()));
         }
-        let layout2 = plain_layout(pp.shape2.num_vars());
+        let Masks { rand1, rand1_w, rand2, rand2_w } = masks;
         let (t_last2, f2, f2_w) = nifs::fold(
             &pp.ck2,
             &pp.ro.n2,
@@ -241,7 +304,6 @@ where
             &ivc.last2,
             &ivc.last2_w,
         )?;
-        let (rand2, rand2_w) = random_instance(&pp.ck2, &pp.shape2, &layout2)?;
         let (t_rand2, n2, n2_w) = nifs::fold_relaxed(
             &pp.ck2,
             &pp.ro.n2,
@@ -252,7 +314,6 @@ where
             &rand2,
             &rand2_w,
         )?;
-        let (rand1, rand1_w) = random_instance(&pp.ck1, &pp.shape1, &pp.layout1)?;
         let (t_rand1, n1, n1_w) = nifs::fold_relaxed(
             &pp.ck1,
             &pp.ro.n1,
@@ -269,25 +330,19 @@ where
         let u2 = derandomize::<E2>(&dk2, &n2, &n2_w.blinds, &n2_w.r_e)?;
         let w1 = n1_w.to_nova(&pp.shape1)?.derandomize().0;
         let w2 = n2_w.to_nova(&pp.shape2)?.derandomize().0;
-        let mut openings = vec![];
-        for k in 1..pp.layout1.parts {
-            // the part's values on its columns, zero on the prefix before them
-            let cols = pp.layout1.part_columns(k);
-            let mut values = n1_w.w[..cols.end].to_vec();
-            values[..cols.start].iter_mut().for_each(|v| *v = E1::Scalar::ZERO);
-            let comm = E1::CE::derandomize(&dk1, &n1.comm_w[k], &n1_w.blinds[k]);
-            let (mut tr, point) = second_point::<E1>(&pp.digest, k, &comm, log2(cols.end))?;
-            let eval = MultilinearPolynomial::evaluate_with(&values, &point);
-            tr.absorb(b"v", &eval);
-            let ee_pk = pk
-                .ee_pk
-                .as_ref()
-                .ok_or_else(|| FoldError::Invalid("a prover key without the opening's key".into()))?;
-            let arg = EE1::prove(&pp.ck1, ee_pk, &mut tr, &comm, &values, &point, &eval)?;
-            openings.push(SecondOpening { eval, arg });
-        }
-        let (snark1, snark2) = rayon::join(
-            || S1::prove(&pp.ck1, &pk.pk1, &pp.shape1, &u1, &w1),
+        // the openings and the two SNARKs are independent: side by side, so
+        // the sequential parts of each (transcripts, sum-check rounds) leave
+        // no core idle
+        let ((openings, snark1), snark2) = rayon::join(
+            || {
+                rayon::join(
+                    || {
+                        let key = (&pp.ck1, &pp.layout1, &pp.digest);
+                        open_later_parts::<E1, EE1>(key, pk.ee_pk.as_ref(), &dk1, &n1, &n1_w)
+                    },
+                    || S1::prove(&pp.ck1, &pk.pk1, &pp.shape1, &u1, &w1),
+                )
+            },
             || S2::prove(&pp.ck2, &pk.pk2, &pp.shape2, &u2, &w2),
         );
         Ok(CompressedProof {
@@ -308,7 +363,7 @@ where
             r_e2: n2_w.r_e,
             snark1: snark1?,
             snark2: snark2?,
-            openings,
+            openings: openings?,
         })
     }
 
