@@ -255,23 +255,25 @@ pub fn check_provable(spec: &ModelSpec, budget: usize) -> Result<(), CircuitErro
 // ranks layouts, it does not promise seconds on another machine.
 /// Seconds every fold costs whatever its size: the secondary circuit's
 /// fold, the folding layer's hashes, three synthesis passes.
-const FOLD_S_PER_FOLD: f64 = 0.41;
+const FOLD_S_PER_FOLD: f64 = 0.34;
 /// Seconds of folding per primary constraint (the step's and the layer's).
-const FOLD_S_PER_CONSTRAINT: f64 = 0.93e-6;
+const FOLD_S_PER_CONSTRAINT: f64 = 3.87e-6;
 /// Seconds of folding per squared primary constraint: a fold grows dearer
-/// than linearly (0.56 s at 57k constraints, 1.08 s at 136k, 2.34 s at 240k
-/// measured at width 256, batch 8: its MSMs and cross term outgrow the caches).
-const FOLD_S_PER_CONSTRAINT2: f64 = 2.95e-11;
+/// than linearly (0.56 s at 44k constraints, 0.78 s at 78k, 1.08–1.14 s at
+/// 123k, 1.35 s at 138k, 2.34 s at 228k measured at widths 128–512, batch
+/// 8: its MSMs and cross term outgrow the caches); least squares.
+const FOLD_S_PER_CONSTRAINT2: f64 = 2.17e-11;
 /// Seconds of MicroSpartan compression per element of the padded instance
 /// (88.7 s at 2²¹ measured: its commitments are MSMs of that size).
 const MICROSPARTAN_S_PER_PADDED: f64 = 42.0e-6;
 /// Seconds of Spartan compression whatever the fold (the secondary's proof
-/// and its opening; 3.6 s at 55k primary constraints, 5.3 s at 136k, 9.3 s
-/// at 240k measured with the next constant).
-const SPARTAN_S_FIXED: f64 = 2.0;
+/// and its opening; 4.0 s at 55k and 78k primary constraints, 5.3 s at
+/// 123k, 8.1 s at 138k, 9.3 s at 228k measured; least squares with the
+/// next constant).
+const SPARTAN_S_FIXED: f64 = 1.8;
 /// Seconds of Spartan compression per primary constraint (the masking
 /// folds, the openings of W₂ and W₃, Spartan's own sum-checks).
-const SPARTAN_S_PER_CONSTRAINT: f64 = 3.0e-5;
+const SPARTAN_S_PER_CONSTRAINT: f64 = 3.4e-5;
 
 /// The default compression for a fold of these statistics: Spartan, the
 /// fastest proof at every size measured (MicroSpartan's commitments to the
