@@ -20,9 +20,10 @@ use std::sync::Arc;
 use zkstep_core::{Fr, ModelSpec};
 
 /// Default bound on the constraints of one fold's step circuit. Prover memory
-/// follows the fold's matrix non-zeros (MicroSpartan pads them to a power of
-/// two): at 2¹⁷ constraints they stay within 2²¹, about 4 GB here, and one
-/// output unit of a 256-wide layer still fits (512 needs ≈190k, 8 GB).
+/// follows the fold: with Spartan (the default) ≈ 1 GiB at 2¹⁷ (0.91 GiB
+/// for width 512's 4-unit folds, 0.98 GiB for width 256's 9-unit ones,
+/// measured), within the 2 GiB a prover should need; MicroSpartan pads the
+/// matrix non-zeros to a power of two, 2²¹ and ≈ 4 GB there.
 pub const DEFAULT_FOLD_BUDGET: usize = 1 << 17;
 
 /// The folding layer's own circuits at a state arity (what every fold pays

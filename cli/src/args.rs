@@ -214,7 +214,7 @@ pub struct KeygenArgs {
     /// --fold-budget, rows cut into segments where one unit is over it).
     #[arg(long)]
     pub rows: Option<usize>,
-    /// Bound on one fold's constraints (prover memory follows the fold: ≈ 4 GB up to 2¹⁷).
+    /// Bound on one fold's constraints (prover memory follows the fold: ≈ 1 GB at 2¹⁷ with Spartan, ≈ 4 GB with MicroSpartan).
     #[arg(long, default_value_t = zkstep_circuits::DEFAULT_FOLD_BUDGET)]
     pub fold_budget: usize,
     /// Compression of the folded proof: auto (Spartan, the fastest proof at every fold size;
