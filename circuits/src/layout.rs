@@ -329,6 +329,20 @@ impl Layout {
         AdamStep::at(&h, step.checked_add(1)?, self.spec.rounding)
     }
 
+    /// Weight slots of a fold's row that some fold fills: `seg_w`, or with
+    /// whole rows the widest layer's input width. The record pads every row
+    /// to whole hash blocks (`n_max`), so with whole rows the slots past the
+    /// widest input hold zero in every fold: the circuit makes them
+    /// constants (no range checks, no update), and the commitment chains
+    /// absorb the same zeros Commit(θ) does.
+    pub fn live_slots(&self) -> usize {
+        if self.segments == 1 {
+            self.spec.max_inputs().min(self.seg_w)
+        } else {
+            self.seg_w
+        }
+    }
+
     /// Entries of the lookup table, 2^limb_bits.
     pub fn table_size(&self) -> usize {
         1 << self.limb_bits

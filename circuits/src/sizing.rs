@@ -252,8 +252,8 @@ pub fn check_provable(spec: &ModelSpec, budget: usize) -> Result<(), CircuitErro
 }
 
 // The cost model, fitted on one host (AMD EPYC, 2 cores; BENCHMARKS.md,
-// "Folds sized for speed", format version 19). Only the ratios matter: it
-// ranks layouts, it does not promise seconds on another machine.
+// "Spartan at every fold size, folds sized by a refitted model"). Only the
+// ratios matter: it ranks layouts, it does not promise seconds elsewhere.
 /// Seconds every fold costs whatever its size: the secondary circuit's
 /// fold, the folding layer's hashes, three synthesis passes.
 const FOLD_S_PER_FOLD: f64 = 0.34;

@@ -87,6 +87,25 @@ fn set_state(st: &mut zkstep_core::StateTensor, f: impl Fn(usize) -> i64) {
     }
 }
 
+/// A spec from `toml` and a checkpoint of it mid-run: initialised from
+/// `seed`, at `step`, state tensor s of every layer filled with `f(s, n)`.
+fn mid_run(
+    toml: &str,
+    seed: u64,
+    step: u64,
+    f: impl Fn(usize, usize) -> i64,
+) -> (zkstep_core::ModelSpec, zkstep_core::Checkpoint) {
+    let spec = zkstep_core::ModelSpec::from_toml_str(toml).unwrap();
+    let mut before = zkstep_core::Checkpoint::init(&spec, seed);
+    before.step = step;
+    for lp in before.layers.iter_mut() {
+        for (s, st) in lp.state.iter_mut().enumerate() {
+            set_state(st, |n| f(s, n));
+        }
+    }
+    (spec, before)
+}
+
 /// Adam and AdamW, mid-run (step 6, moments non-zero), several tiles a
 /// layer: the trace satisfies every fold and the verifier's final checks,
 /// with k₁ and c₂ taken from the step; the same folds under another step's
@@ -95,13 +114,10 @@ fn set_state(st: &mut zkstep_core::StateTensor, f: impl Fn(usize) -> i64) {
 fn adam_mid_run_with_several_tiles_per_layer() {
     for kind in ["kind = \"adam\"\nweight_decay = 0.01", "kind = \"adamw\""] {
         let toml = format!("batch_size = 2\n[optimizer]\n{kind}\n[[layers]]\ninputs = 5\noutputs = 4\nactivation = \"relu\"\n[[layers]]\ninputs = 4\noutputs = 3\n");
-        let spec = zkstep_core::ModelSpec::from_toml_str(&toml).unwrap();
-        let mut before = zkstep_core::Checkpoint::init(&spec, 9);
-        before.step = 6;
-        for lp in before.layers.iter_mut() {
-            set_state(&mut lp.state[0], |n| (n as i64 % 7 - 3) * 1_234_567);
-            set_state(&mut lp.state[1], |n| (n as i64 % 5) * 2_000_000);
-        }
+        let (spec, before) = mid_run(&toml, 9, 6, |s, n| match s {
+            0 => (n as i64 % 7 - 3) * 1_234_567,
+            _ => (n as i64 % 5) * 2_000_000,
+        });
         let c0 = case(&toml, Some(2), 9);
         let c = case_from(spec, before, c0.batch.clone(), Some(2));
         let zn = run_all(&c.layout, &c.witnesses, &c.z0)
@@ -273,14 +289,7 @@ fn stateful_rows_cut_into_segments_satisfy_every_fold() {
         "kind = \"adam\"\nweight_decay = 0.01",
     ] {
         let toml = format!("batch_size = 2\n[optimizer]\n{kind}\n[[layers]]\ninputs = 300\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n");
-        let spec = zkstep_core::ModelSpec::from_toml_str(&toml).unwrap();
-        let mut before = zkstep_core::Checkpoint::init(&spec, 9);
-        before.step = 6;
-        for lp in before.layers.iter_mut() {
-            for (s, st) in lp.state.iter_mut().enumerate() {
-                set_state(st, |n| (n as i64 % 7 - 3 + s as i64 * 4) * 1_234_567);
-            }
-        }
+        let (spec, before) = mid_run(&toml, 9, 6, |s, n| (n as i64 % 7 - 3 + s as i64 * 4) * 1_234_567);
         let batch = case_segmented(&toml, 5, 9).batch;
         let layout = || Layout::with_segments(&spec, 1, 5).unwrap();
         let c = case_in(spec.clone(), before.clone(), batch.clone(), layout());
@@ -309,4 +318,30 @@ fn rows_cut_into_segments_satisfy_every_fold() {
     assert_eq!(c.layout.num_folds(), 15);
     let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap();
     c.layout.check_final(&c.z0, &zn).unwrap();
+}
+
+/// Whole rows wider than a segment's minimum (300 inputs: records padded to
+/// 345 = 5 blocks of 69): the 45 slots past the widest input are constant
+/// zeros in the circuit, not weights. Every fold holds and the final state
+/// is the verifier's, so the chains absorb the zeros Commit(θ) pads with,
+/// for SGD and for Adam mid-run (its moments padded alike); a checkpoint one
+/// unit off in its last weight does not open the same statement.
+#[test]
+fn whole_rows_padded_to_whole_blocks_satisfy_every_fold() {
+    for kind in ["lr = 0.1", "kind = \"adam\"\nweight_decay = 0.01"] {
+        let toml = format!("batch_size = 2\n[optimizer]\n{kind}\n[[layers]]\ninputs = 300\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n");
+        let (spec, before) = mid_run(&toml, 4, 3, |s, n| (n as i64 % 5 - 2 + s as i64 * 3) * 7_654_321);
+        let c0 = case(&toml, Some(2), 4);
+        let c = case_from(spec.clone(), before.clone(), c0.batch.clone(), Some(2));
+        assert_eq!((c.layout.n_max, c.layout.seg_w, c.layout.live_slots()), (345, 345, 300));
+        let zn = run_all(&c.layout, &c.witnesses, &c.z0)
+            .unwrap_or_else(|(f, e)| panic!("{kind}: fold {f} unsatisfied at {e}"));
+        c.layout.check_final(&c.z0, &zn).unwrap();
+        let mut other = before.clone();
+        other.layers[0].w.data[299] += 1;
+        let o = case_from(spec, other, c0.batch.clone(), Some(2));
+        if let Ok(zo) = run_all(&o.layout, &o.witnesses, &c.z0) {
+            assert!(c.layout.check_final(&c.z0, &zo).is_err(), "{kind}");
+        }
+    }
 }

@@ -100,6 +100,9 @@ fn constraint_counts() {
     .unwrap();
     expect!["rows 1 folds 20 arity 53 limbs 8 slice 16 constraints/fold 17488"]
         .assert_eq(&shape(&Layout::with_segments(&seg, 1, 5).unwrap()));
+    // the same row whole: its 45 slots past the 300 inputs are constant zeros
+    expect!["rows 1 folds 4 arity 49 limbs 8 slice 64 constraints/fold 60773"]
+        .assert_eq(&shape(&Layout::new(&seg, 1).unwrap()));
     // the same with Adam: its moments cut alike
     let seg_adam = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nkind = \"adam\"\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
@@ -142,4 +145,47 @@ fn unprovable_specs_are_refused_before_keygen() {
     ));
     check_provable(&spec(256, "cross_entropy", opt, 4), DEFAULT_FOLD_BUDGET).unwrap();
     check_provable(&spec(32, "cross_entropy", opt, 784), DEFAULT_FOLD_BUDGET).unwrap();
+}
+
+/// Keygen's sizing policy: Spartan by default while the fold's padded size
+/// is within `SPARTAN_FIT_MAX_PADDED` (MicroSpartan past it), MicroSpartan's
+/// folds within `MAX_PADDED` when it is asked for, and the default layout
+/// the fastest the cost model knows among the largest fold within the
+/// budget and its halvings down to one unit.
+#[test]
+fn sizing_picks_spartan_and_the_fastest_fold() {
+    use zkstep_circuits::engine::Compression;
+    use zkstep_circuits::sizing::*;
+    let wide = ModelSpec::from_toml_str(
+        "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
+    )
+    .unwrap();
+    let budget = zkstep_circuits::DEFAULT_FOLD_BUDGET;
+    let picked = fit_fastest(&wide, budget).unwrap();
+    let st = shape_stats(&picked).unwrap();
+    assert_eq!(default_compression(&st), Compression::Spartan);
+    assert_eq!(compression_for(&picked).unwrap(), Compression::Spartan);
+    let mut past = st;
+    past.nonzeros = SPARTAN_FIT_MAX_PADDED + 1;
+    assert!(padded_size(&past) > SPARTAN_FIT_MAX_PADDED);
+    assert_eq!(default_compression(&past), Compression::MicroSpartan);
+    // the pick beats the largest fold within the budget (and Spartan's
+    // padded bound) and every halving of it
+    let largest = fit_within(&wide, budget, SPARTAN_FIT_MAX_PADDED).unwrap();
+    let t = estimated_prove_s(&picked).unwrap();
+    let mut rows = largest.rows;
+    while rows >= 1 {
+        let l = Layout::new(&wide, rows).unwrap();
+        assert!(t <= estimated_prove_s(&l).unwrap(), "{rows} rows beat the pick of {}", picked.rows);
+        rows /= 2;
+    }
+    assert!(picked.rows <= largest.rows);
+    // MicroSpartan's folds stay within its padded bound, on request
+    let micro = fit_fastest_with(&wide, budget, Some(Compression::MicroSpartan)).unwrap();
+    assert!(padded_size(&shape_stats(&micro).unwrap()) <= MAX_PADDED);
+    assert_eq!(
+        layout_for(&wide, Some(3), budget).unwrap().rows,
+        3,
+        "rows given are rows kept"
+    );
 }

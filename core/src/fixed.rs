@@ -349,7 +349,7 @@ mod tests {
         assert_eq!(to_fixed(x, r64), Some(-59_570_312));
         assert_eq!(to_fixed(0.0595703125, r64), Some(59_570_313));
         // exact on the float's value: the f64 nearest −5e-10 is slightly below it
-        assert!(-5e-10f64 * 1e9 <= -0.5);
+        assert!(std::hint::black_box(-5e-10f64) * 1e9 <= -0.5);
         assert_eq!(to_fixed(-5e-10, r64), Some(-1));
         // −1/2048 · 10⁹ = −488,281.25 → −488,281; −3/2048 · 10⁹ = −1,464,843.75 → −1,464,844
         assert_eq!(to_fixed(-1.0 / 2048.0, r64), Some(-488_281));

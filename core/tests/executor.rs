@@ -501,7 +501,8 @@ fn dataset_quantisation_rounds_ties_up() {
     let dir = std::env::temp_dir().join(format!("zkstep-quant-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("tie.safetensors");
-    let x = [-0.059_570_312_5f32, 0.059_570_312_5];
+    // ±61/1024: exact in f32, so the products with 10⁹ are exact ties
+    let x = [-61.0f32 / 1024.0, 61.0 / 1024.0];
     zkstep_core::format::write_float_dataset(&path, &x, [1, 2], &[0.5], [1, 1]).unwrap();
     let ds = zkstep_core::format::read_dataset(&path, ValueRange::default()).unwrap();
     std::fs::remove_dir_all(&dir).ok();

@@ -51,7 +51,7 @@ fn init_refuses_weights_that_do_not_fit_value_bits() {
         e.contains("of 2048 initial weights") && e.contains("value_bits = 20"),
         "{e}"
     );
-    let wide = ModelSpec::from_toml_str(&"batch_size = 1\nvalue_bits = 40\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 32\noutputs = 64\n".to_string()).unwrap();
+    let wide = ModelSpec::from_toml_str("batch_size = 1\nvalue_bits = 40\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 32\noutputs = 64\n").unwrap();
     assert!(Checkpoint::init_checked(&wide, 0).is_ok());
 }
 

@@ -280,20 +280,10 @@ where
         pk: &ProverKey<E1, E2, S1, S2, EE1>,
         ivc: &Ivc<E1, E2>,
     ) -> Result<Self> {
-        Self::prove_masked(pp, pk, ivc, masks(pp)?)
-    }
-
-    /// Compress a finished IVC with masks drawn for it.
-    fn prove_masked(
-        pp: &Params<E1, E2>,
-        pk: &ProverKey<E1, E2, S1, S2, EE1>,
-        ivc: &Ivc<E1, E2>,
-        masks: Masks<E1, E2>,
-    ) -> Result<Self> {
         if ivc.i == 0 {
             return Err(FoldError::Invalid("an IVC of no folds".into()));
         }
-        let Masks { rand1, rand1_w, rand2, rand2_w } = masks;
+        let Masks { rand1, rand1_w, rand2, rand2_w } = masks(pp)?;
         let (t_last2, f2, f2_w) = nifs::fold(
             &pp.ck2,
             &pp.ro.n2,

@@ -98,8 +98,30 @@ impl<E: Engine> Precommitment<E> {
     }
 }
 
-/// A precommitment and, when asked for, the step's next state.
-type Precommitted<E> = (Precommitment<E>, Option<Vec<<E as Engine>::Scalar>>);
+/// A fold's W₁ synthesised and not yet committed ([`Ivc::synthesize_first`]):
+/// committing is an MSM, so a prover may commit one fold while it
+/// synthesises the next.
+pub struct FirstPhase<E: Engine> {
+    now: Vec<E::Scalar>,
+    pending: usize,
+    late_column: usize,
+}
+
+/// A fold's W₂ synthesised and not yet committed ([`Ivc::synthesize_second`]).
+pub struct SecondPhase<E: Engine> {
+    w2: Vec<E::Scalar>,
+    key: E::Scalar,
+}
+
+impl<E: Engine> Precommitment<E> {
+    /// Attach the fold's comm_W₂ ([`Ivc::commit_second`]).
+    pub fn attach_second(&mut self, s: SecondCommitment<E>) {
+        self.second = Some(s);
+    }
+}
+
+/// A first phase and, when asked for, the step's next state.
+type Synthesized<E> = (FirstPhase<E>, Option<Vec<<E as Engine>::Scalar>>);
 
 pub(crate) fn fingerprint<'a, F: Field>(key: F, values: impl Iterator<Item = &'a F>) -> F {
     fingerprint_from(F::ZERO, key, values)
@@ -249,19 +271,46 @@ where
         step: &C,
         z: &[E1::Scalar],
     ) -> Result<(Precommitment<E1>, Vec<E1::Scalar>)> {
-        let (pre, next) = Self::precommit_with(pp, step, z, true, step.late())?;
-        Ok((pre, next.unwrap_or_default()))
+        let (first, next) = Self::synthesize_first(pp, step, z)?;
+        Ok((Self::commit_first(pp, first), next))
     }
 
-    /// [`Ivc::precommit`], running the second phase only when its state is
-    /// wanted, leaving the last `defer` values of W₁ to [`Precommitment::complete`].
-    fn precommit_with<C: StepCircuit<E1::Scalar>>(
+    /// [`Ivc::precommit`] without its commitment: the fold's first phase and
+    /// the step's next state; [`Ivc::commit_first`] commits it.
+    pub fn synthesize_first<C: StepCircuit<E1::Scalar>>(
+        pp: &Params<E1, E2>,
+        step: &C,
+        z: &[E1::Scalar],
+    ) -> Result<(FirstPhase<E1>, Vec<E1::Scalar>)> {
+        let (first, next) = Self::first_phase(pp, step, z, true, step.late())?;
+        Ok((first, next.unwrap_or_default()))
+    }
+
+    /// Commit a synthesised first phase (blind, fingerprint key drawn here).
+    pub fn commit_first(pp: &Params<E1, E2>, first: FirstPhase<E1>) -> Precommitment<E1> {
+        let blind = E1::Scalar::random(&mut OsRng);
+        let key = E1::Scalar::random(&mut OsRng);
+        Precommitment {
+            comm: commit_first::<E1>(&pp.ck1, &pp.layout1, &first.now, &blind),
+            blind,
+            key,
+            fingerprint: fingerprint(key, first.now.iter()),
+            pending: first.pending,
+            late_column: first.late_column,
+            second: None,
+        }
+    }
+
+    /// The first phase of [`Ivc::precommit`], running the second phase only
+    /// when its state is wanted, leaving the last `defer` values of W₁ to
+    /// [`Precommitment::complete`].
+    fn first_phase<C: StepCircuit<E1::Scalar>>(
         pp: &Params<E1, E2>,
         step: &C,
         z: &[E1::Scalar],
         want_next: bool,
         defer: usize,
-    ) -> Result<Precommitted<E1>> {
+    ) -> Result<Synthesized<E1>> {
         let cfg = pp.cfg;
         check_step(pp, step)?;
         if !cfg.split() || z.len() != cfg.arity {
@@ -292,17 +341,12 @@ where
                 w1.len()
             )));
         }
-        let now = &w1[..w1.len() - defer];
-        let blind = E1::Scalar::random(&mut OsRng);
-        let key = E1::Scalar::random(&mut OsRng);
-        let pre = Precommitment {
-            comm: commit_first::<E1>(&pp.ck1, &pp.layout1, now, &blind),
-            blind,
-            key,
-            fingerprint: fingerprint(key, now.iter()),
-            pending: defer,
+        let mut now = w1;
+        now.truncate(now.len() - defer);
+        let pre = FirstPhase {
             late_column: pp.layout1.first_offset() + now.len(),
-            second: None,
+            now,
+            pending: defer,
         };
         if !want_next {
             return Ok((pre, None));
@@ -339,6 +383,20 @@ where
         pre: &mut Precommitment<E1>,
         first_round: &[E1::Scalar],
     ) -> Result<Vec<E1::Scalar>> {
+        let (second, next) = Self::synthesize_second(pp, step, z, pre, first_round)?;
+        pre.attach_second(Self::commit_second(pp, second));
+        Ok(next)
+    }
+
+    /// [`Ivc::precommit_second`] without its commitment: the fold's second
+    /// phase and the step's next state; [`Ivc::commit_second`] commits it.
+    pub fn synthesize_second<C: StepCircuit<E1::Scalar>>(
+        pp: &Params<E1, E2>,
+        step: &C,
+        z: &[E1::Scalar],
+        pre: &Precommitment<E1>,
+        first_round: &[E1::Scalar],
+    ) -> Result<(SecondPhase<E1>, Vec<E1::Scalar>)> {
         let cfg = pp.cfg;
         check_step(pp, step)?;
         if cfg.mode != ChallengeMode::PerRunTwice
@@ -378,15 +436,22 @@ where
                 pp.layout1.second
             )));
         }
-        let blind = E1::Scalar::random(&mut OsRng);
-        pre.second = Some(SecondCommitment {
-            comm: commit_at::<E1>(&pp.ck1, pp.layout1.second_offset(), &w2, &blind),
-            blind,
-            fingerprint: fingerprint(pre.key, w2.iter()),
-        });
-        next.iter()
+        let next = next
+            .iter()
             .map(|v| v.get_value().ok_or(FoldError::Synthesis("a missing output".into())))
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        Ok((SecondPhase { w2, key: pre.key }, next))
+    }
+
+    /// Commit a synthesised second phase: the comm_W₂ to attach to its
+    /// fold's precommitment ([`Precommitment::attach_second`]).
+    pub fn commit_second(pp: &Params<E1, E2>, second: SecondPhase<E1>) -> SecondCommitment<E1> {
+        let blind = E1::Scalar::random(&mut OsRng);
+        SecondCommitment {
+            comm: commit_at::<E1>(&pp.ck1, pp.layout1.second_offset(), &second.w2, &blind),
+            blind,
+            fingerprint: fingerprint(second.key, second.w2.iter()),
+        }
     }
 
     /// Fold one step. A `PerRun` IVC needs this fold's precommitment.
@@ -405,7 +470,7 @@ where
                 FoldError::Invalid("a PerRun fold needs its precommitment".into())
             })?),
             ChallengeMode::PerFold => {
-                own = Self::precommit_with(pp, step, &self.zi[..cfg.arity], false, 0)?.0;
+                own = Self::commit_first(pp, Self::first_phase(pp, step, &self.zi[..cfg.arity], false, 0)?.0);
                 Some(&own)
             }
         };

@@ -48,6 +48,6 @@ mod forge;
 pub use cs::{after_challenges, after_late_challenges, is_after_challenges};
 pub use compress::{CompressedProof, ProverKey, VerifierKey};
 pub use error::{FoldError, Result};
-pub use ivc::{run_challenges, Ivc, Precommitment};
+pub use ivc::{run_challenges, FirstPhase, Ivc, Precommitment, SecondCommitment, SecondPhase};
 pub use params::{CircuitSizes, Params};
 pub use step::{ChallengeMode, OnePhase, StepCircuit};

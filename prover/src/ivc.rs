@@ -271,7 +271,7 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
     let (got, _) = p.pp.num_constraints();
     if got != want {
         return Err(corrupt(format!(
-            "its primary circuit has {got} constraints, its layout ({} rows a fold) gives {want}",
+            "its primary circuit has {got} constraints, its layout ({} rows a fold) gives {want} in this zkstep: a key made by another version of zkstep (run `zkstep keygen` again) or a damaged file",
             p.rows
         )));
     }
@@ -577,18 +577,25 @@ fn prove_steps(
         }
         let tally: Tally = Arc::new(Mutex::new(vec![0; layout.table_size()]));
         let from = pres.len();
-        for (i, c) in cur.circuits.iter_mut().enumerate() {
-            c.tally = Some(tally.clone());
-            let (p, next) = Ivc::precommit(pp, c, &z)
-                .map_err(|e| ProverError::Fold(format!("fold {}: {e}", s * per + i)))?;
-            c.tally = None;
-            pres.push(p);
-            z = next;
-            progress(ProveEvent::Committed {
-                index: s * per + i,
-                total,
-            });
-        }
+        pipelined(
+            &mut pres,
+            cur.circuits.len(),
+            |_, i| {
+                let c = &mut cur.circuits[i];
+                c.tally = Some(tally.clone());
+                let (first, next) = Ivc::synthesize_first(pp, c, &z)
+                    .map_err(|e| ProverError::Fold(format!("fold {}: {e}", s * per + i)))?;
+                c.tally = None;
+                z = next;
+                Ok(first)
+            },
+            |first| Ivc::commit_first(pp, first),
+            |pres, i, p| {
+                pres.push(p);
+                progress(ProveEvent::Committed { index: s * per + i, total });
+                Ok(())
+            },
+        )?;
         tallies.push(complete_step(keys, &tally, &mut pres[from..])?);
         Ok(())
     })?;
@@ -601,13 +608,24 @@ fn prove_steps(
             z = cur.z0.clone();
         }
         cur.set_multiplicities(layout, &tallies[s]);
-        for (i, c) in cur.circuits.iter().enumerate() {
-            let index = s * per + i;
-            z = Ivc::precommit_second(pp, c, &z, &mut pres[index], &first)
-                .map_err(|e| ProverError::Fold(format!("fold {index}: {e}")))?;
-            progress(ProveEvent::Committed { index, total });
-        }
-        Ok(())
+        pipelined(
+            &mut pres,
+            cur.circuits.len(),
+            |pres, i| {
+                let index = s * per + i;
+                let (second, next) = Ivc::synthesize_second(pp, &cur.circuits[i], &z, &pres[index], &first)
+                    .map_err(|e| ProverError::Fold(format!("fold {index}: {e}")))?;
+                z = next;
+                Ok(second)
+            },
+            |second| Ivc::commit_second(pp, second),
+            |pres, i, c| {
+                let index = s * per + i;
+                pres[index].attach_second(c);
+                progress(ProveEvent::Committed { index, total });
+                Ok(())
+            },
+        )
     })?;
     // third pass: fold at the challenges drawn from every commitment [α, ρ, γ]
     let drawn = zkstep_fold::run_challenges(pp, &pres);
@@ -669,6 +687,37 @@ fn prove_steps(
         snark,
     };
     Ok((payload, Timings { witness_s, fold_s, compress_s }, first))
+}
+
+/// Synthesise items `0..n` one after another on this thread and commit
+/// each on a scoped thread while the next is synthesised: a fold's
+/// synthesis runs on one core, its commitment (an MSM) on every core, so
+/// side by side they keep both busy. `done` takes each commitment in order.
+fn pipelined<C, T: Send, U: Send>(
+    ctx: &mut C,
+    n: usize,
+    mut synth: impl FnMut(&mut C, usize) -> Result<T>,
+    commit: impl Fn(T) -> U + Sync,
+    mut done: impl FnMut(&mut C, usize, U) -> Result<()>,
+) -> Result<()> {
+    let join = |h: std::thread::ScopedJoinHandle<'_, U>| {
+        h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+    };
+    std::thread::scope(|sc| {
+        let commit = &commit;
+        let mut pending = None;
+        for i in 0..n {
+            let t = synth(ctx, i)?;
+            if let Some((j, h)) = pending.take() {
+                done(ctx, j, join(h))?;
+            }
+            pending = Some((i, sc.spawn(move || commit(t))));
+        }
+        match pending {
+            Some((j, h)) => done(ctx, j, join(h)),
+            None => Ok(()),
+        }
+    })
 }
 
 /// The number of steps k of a segment of `checkpoints` (k + 1) and

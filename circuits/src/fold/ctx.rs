@@ -21,6 +21,9 @@ pub(crate) struct Ctx<'a> {
     pub n: usize,
     /// Weights of a row in this fold (n_max, or a segment of it).
     pub seg_w: usize,
+    /// The first `live_w` of them may hold a weight; the rest are constant
+    /// zeros ([`Layout::live_slots`]).
+    pub live_w: usize,
     /// Batch size B.
     pub batch: usize,
     /// Bits of a stored value.
@@ -44,6 +47,7 @@ impl<'a> Ctx<'a> {
             rows: lay.rows,
             n: lay.n_max,
             seg_w: lay.seg_w,
+            live_w: lay.live_slots(),
             batch: lay.batch,
             bits: lay.spec.value_range.bits,
             s: SCALE_I128 as u128,

@@ -213,7 +213,7 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         wrho: zero(),
     };
     let (mut grad, mut f1s) = (Vec::with_capacity(ctx.seg_w), zero());
-    for k in 0..ctx.seg_w {
+    for k in 0..ctx.live_w {
         let mut ck = cs.namespace(|| format!("k{k}"));
         let wa = alloc_stored(ck.namespace(|| "w"), rc, rw.map(|r| r.w[k]), ctx.bits)?;
         let wn = alloc_stored(
@@ -237,13 +237,21 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         s.wrow.push(var(&wa));
         s.wnew.push(var(&wn));
     }
+    // slots no fold fills: zeros in the records, nothing in the sums
+    let states = ctx.lay.spec.optimizer.state_names().len();
+    for _ in ctx.live_w..ctx.seg_w {
+        push_state(&mut s.state, vec![zero(); states]);
+        push_state(&mut s.state_new, vec![zero(); states]);
+        s.wrow.push(zero());
+        s.wnew.push(zero());
+    }
     // ρ^{k0}·Σ_k ρ^k·term_k and ρ^{k0}·Σ_k ρ^k·W[k] by Horner's rule (no powers of ρ)
     let (rho, k0) = (&inp.pw.rho[1], var(&inp.pw.rho_k0));
     s.f1r = f1s;
     after_challenges(|| -> Result<(), SynthesisError> {
         let f2 = horner(cs.namespace(|| "f2"), rho, &grad)?;
         s.f2 = var(&mul(cs.namespace(|| "f2_k0"), &k0, &f2)?);
-        let wrho = horner(cs.namespace(|| "wrho"), rho, &s.wrow)?;
+        let wrho = horner(cs.namespace(|| "wrho"), rho, &s.wrow[..ctx.live_w])?;
         s.wrho = var(&mul(cs.namespace(|| "wrho_k0"), &k0, &wrho)?);
         Ok(())
     })?;
