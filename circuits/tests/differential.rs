@@ -324,11 +324,16 @@ fn rows_cut_into_segments_satisfy_every_fold() {
 /// 345 = 5 blocks of 69): the 45 slots past the widest input are constant
 /// zeros in the circuit, not weights. Every fold holds and the final state
 /// is the verifier's, so the chains absorb the zeros Commit(θ) pads with,
-/// for SGD and for Adam mid-run (its moments padded alike); a checkpoint one
-/// unit off in its last weight does not open the same statement.
+/// for SGD, momentum and Adam mid-run (their state padded alike); a
+/// checkpoint one unit off in its last weight does not open the same
+/// statement.
 #[test]
 fn whole_rows_padded_to_whole_blocks_satisfy_every_fold() {
-    for kind in ["lr = 0.1", "kind = \"adam\"\nweight_decay = 0.01"] {
+    for kind in [
+        "lr = 0.1",
+        "kind = \"momentum\"\nlr = 0.05\nmu = 0.9",
+        "kind = \"adam\"\nweight_decay = 0.01",
+    ] {
         let toml = format!("batch_size = 2\n[optimizer]\n{kind}\n[[layers]]\ninputs = 300\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n");
         let (spec, before) = mid_run(&toml, 4, 3, |s, n| (n as i64 % 5 - 2 + s as i64 * 3) * 7_654_321);
         let c0 = case(&toml, Some(2), 4);

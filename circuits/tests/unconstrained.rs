@@ -12,6 +12,8 @@ use zkstep_circuits::TileCircuit;
 use zkstep_core::Fr;
 use zkstep_gadgets::testing::Rec;
 
+const WIDE_ROWS: &str = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 300\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n";
+
 #[test]
 fn every_private_variable_is_constrained() {
     for toml in [
@@ -20,6 +22,9 @@ fn every_private_variable_is_constrained() {
         TWO_LAYER.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1\nweight_decay = 0.01"),
         TWO_LAYER.replace("lr = 0.1", "kind = \"adamw\"\nlr = 0.1"),
         TWO_LAYER.replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]"),
+        // whole rows of 300 inputs padded to 345: 45 slots a row are constants
+        WIDE_ROWS.to_string(),
+        WIDE_ROWS.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1"),
     ] {
         let c = case(&toml, Some(2), 7);
         // a middle fold (layer 1, which has a layer above and below) and the last fold (which settles the claims about X)

@@ -693,7 +693,7 @@ fn prove_steps(
 /// each on a scoped thread while the next is synthesised: a fold's
 /// synthesis runs on one core, its commitment (an MSM) on every core, so
 /// side by side they keep both busy. `done` takes each commitment in order.
-fn pipelined<C, T: Send, U: Send>(
+pub(crate) fn pipelined<C, T: Send, U: Send>(
     ctx: &mut C,
     n: usize,
     mut synth: impl FnMut(&mut C, usize) -> Result<T>,

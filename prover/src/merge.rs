@@ -7,7 +7,7 @@
 //! folded is held beside the checkpoints.
 
 use crate::error::{ProverError, Result};
-use crate::ivc::{init_msm, Timings};
+use crate::ivc::{init_msm, pipelined, Timings};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -267,15 +267,25 @@ pub fn prove_merge(
     let mut pres = Vec::with_capacity(folds);
     let mut z = z0.clone();
     let t = Instant::now();
-    for f in 0..folds {
-        let c = MergeCircuit {
-            tally: Some(tally.clone()),
-            ..build(f, None)
-        };
-        let (p, next) = Ivc::precommit(pp, &c, &z).map_err(|e| ProverError::Fold(format!("merge fold {f}: {e}")))?;
-        pres.push(p);
-        z = next;
-    }
+    pipelined(
+        &mut pres,
+        folds,
+        |_, f| {
+            let c = MergeCircuit {
+                tally: Some(tally.clone()),
+                ..build(f, None)
+            };
+            let (first, next) = Ivc::synthesize_first(pp, &c, &z)
+                .map_err(|e| ProverError::Fold(format!("merge fold {f}: {e}")))?;
+            z = next;
+            Ok(first)
+        },
+        |first| Ivc::commit_first(pp, first),
+        |pres, _, p| {
+            pres.push(p);
+            Ok(())
+        },
+    )?;
     let counts = tally
         .lock()
         .map_err(|_| ProverError::Invalid("the lookup tally was poisoned".into()))?
