@@ -23,6 +23,10 @@
 //! costs a 2¹⁸–2²⁰ instance, and memory grows to ≈ 4 GiB at 2²¹.
 //! Spartan's verifier instead evaluates the matrices itself, so its verification grows with the fold's non-zeros (bounded by
 //! the fold, not by the model's width).
+//!
+//! Both open W and E with Mercury (a constant-size argument on HyperKZG's
+//! key, ≈ 1.8 KB off a proof); the later parts' openings stay HyperKZG,
+//! whose opening is also a degree bound (docs/SOUNDNESS.md).
 
 use nova_snark::r1cs::R1CSShape;
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
@@ -34,14 +38,19 @@ use zkstep_fold::{compress, FoldError};
 pub type E1 = nova_snark::provider::Bn256EngineKZG;
 /// Secondary engine (Grumpkin with IPA).
 pub type E2 = nova_snark::provider::GrumpkinEngine;
-/// Evaluation engine of the primary.
+/// Evaluation engine of the primary's later-part openings (HyperKZG: its
+/// opening shows that a commitment lies on the first m generators, which
+/// the challenges' soundness needs; docs/SOUNDNESS.md).
 pub type EE1 = nova_snark::provider::hyperkzg::EvaluationEngine<E1>;
+/// Evaluation engine of the primary's Spartan (Mercury: a constant-size
+/// opening on HyperKZG's key; only the evaluation is needed there).
+pub type EeSpartan1 = nova_snark::provider::mercury::EvaluationEngine<E1>;
 /// Evaluation engine of the secondary (nova-snark's IPA and its verifier, a faster prover).
 pub type EE2 = zkstep_fold::ipa::FastIpa<E2>;
 /// MicroSpartan (preprocessing Spartan) for the primary.
-pub type S1Pp = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EE1>;
+pub type S1Pp = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EeSpartan1>;
 /// Spartan for the primary (the verifier reads the R1CS matrices).
-pub type S1Sp = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, EE1>;
+pub type S1Sp = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, EeSpartan1>;
 /// Compression SNARK of the secondary (the folding layer's fixed circuit).
 pub type S2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E2, EE2>;
 /// Public parameters of the folding layer for zkstep's step circuit.

@@ -20,7 +20,7 @@ use zkstep_fold::{params::shapes, ChallengeMode, OnePhase};
 type E1 = nova_snark::provider::Bn256EngineKZG;
 type E2 = nova_snark::provider::GrumpkinEngine;
 type F = <E1 as Engine>::Scalar;
-type S1 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, nova_snark::provider::hyperkzg::EvaluationEngine<E1>>;
+type S1 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, nova_snark::provider::mercury::EvaluationEngine<E1>>;
 type S2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E2, zkstep_fold::ipa::FastIpa<E2>>;
 
 #[derive(Clone, Debug)]

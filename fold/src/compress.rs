@@ -5,11 +5,13 @@
 //!    its shape, so the witness the SNARKs see is uniformly random; the
 //!    folded commitments are hiding, and their blinds are revealed only
 //!    after that masking (as nova-snark's `CompressedSNARK` does).
-//! 3. nova-snark's Spartan (`S1`, `S2`: `snark` or `ppsnark`) proves each
+//! 3. nova-snark's Spartan (`S1`, `S2`: `snark` or `ppsnark`, with any
+//!    evaluation engine: zkstep's `S1` opens with Mercury) proves each
 //!    masked instance satisfiable.
 //! 4. On a split layout, a polynomial opening (`EE1`) of the masked comm_W₂
 //!    as a vector of m values proves that W₂'s commitment lies on W₂'s
-//!    generators (docs/SOUNDNESS.md: why the challenges need it); with three
+//!    generators (docs/SOUNDNESS.md: why the challenges need it; `EE1`
+//!    must bound the degree, as HyperKZG does and Mercury does not); with three
 //!    parts, comm_W₂ is opened as m₂₃ values and comm_W₃ as m₃, so each
 //!    later part misses the columns of every earlier one.
 

@@ -23,7 +23,8 @@ type E2 = nova_snark::provider::GrumpkinEngine;
 type F = <E1 as Engine>::Scalar;
 type EE1 = nova_snark::provider::hyperkzg::EvaluationEngine<E1>;
 type EE2 = crate::ipa::FastIpa<E2>;
-type S1 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, EE1>;
+// Spartan opens with Mercury as zkstep's engine does; later parts with HyperKZG
+type S1 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, nova_snark::provider::mercury::EvaluationEngine<E1>>;
 type S2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E2, EE2>;
 type Proof = compress::CompressedProof<E1, E2, S1, S2, EE1>;
 

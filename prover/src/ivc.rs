@@ -519,14 +519,16 @@ pub fn prove_segment(
 }
 
 /// The one folding loop of [`prove`] and [`prove_segment`] (it also returns
-/// the first step's statement), in two passes. The challenges α (lookups)
-/// and ρ (matrix identities) must come after every fold's first phase: the
-/// first pass builds the witnesses at a stand-in ρ, runs each fold's first
-/// phase and commits what it allocates before the challenges (counting the
-/// step's lookups, whose multiplicities are then added to each fold's
+/// the first step's statement), in three passes over the segment's steps.
+/// The challenges α (lookups) and ρ (matrix identities) must come after
+/// every fold's first phase, γ after every fold's second: the first pass
+/// builds the witnesses at a stand-in ρ, runs each fold's first phase and
+/// commits what it allocates before the challenges (counting the step's
+/// lookups, whose multiplicities are then added to each fold's
 /// commitment); the second rebuilds them at the ρ drawn from those
-/// commitments and folds. At most two steps' witnesses are held at once (a
-/// step's last fold needs the next step's statement).
+/// commitments and commits the second phase; the third folds at [α, ρ, γ].
+/// At most two steps' witnesses are held at once (a step's last fold needs
+/// the next step's statement).
 fn prove_steps(
     keys: &Keys,
     checkpoints: &[Checkpoint],
@@ -535,143 +537,25 @@ fn prove_steps(
 ) -> Result<(SegmentPayload, Timings, Statement)> {
     init_msm();
     let k = segment_len(checkpoints, batches)?;
-    let layout = &keys.layout;
-    let pp = &keys.pp;
-    let inputs = |s: usize, ch: Challenges| {
-        fold_inputs(layout, &checkpoints[s], &checkpoints[s + 1], &batches[s], ch)
-    };
-    let (mut witness_s, mut fold_s) = (0.0, 0.0);
-    // every pass walks the steps alike: step s with step s + 1's opening
-    let mut walk = |ch: Challenges,
-                    visit: &mut dyn FnMut(usize, &mut FoldInputs) -> Result<()>|
-     -> Result<FoldInputs> {
-        let t = Instant::now();
-        let mut cur = inputs(0, ch)?;
-        witness_s += t.elapsed().as_secs_f64();
-        for s in 0..k {
-            let t = Instant::now();
-            let next = if s + 1 < k { Some(inputs(s + 1, ch)?) } else { None };
-            if let Some(n) = &next {
-                cur.open_next(&n.statement);
-            }
-            witness_s += t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            visit(s, &mut cur)?;
-            fold_s += t.elapsed().as_secs_f64();
-            if let Some(n) = next {
-                cur = n;
-            }
-        }
-        Ok(cur)
-    };
-    let per = layout.num_folds();
-    let total = per * k;
-    progress(ProveEvent::Committing { total, round: 1 });
-    // first pass: commit every fold's first phase, the step's lookups counted
-    let mut pres = Vec::with_capacity(total);
-    let mut tallies = Vec::with_capacity(k);
-    let mut z = vec![];
-    walk(stand_ins(), &mut |s, cur| {
-        if s == 0 {
-            z = cur.z0.clone();
-        }
-        let tally: Tally = Arc::new(Mutex::new(vec![0; layout.table_size()]));
-        let from = pres.len();
-        pipelined(
-            &mut pres,
-            cur.circuits.len(),
-            |_, i| {
-                let c = &mut cur.circuits[i];
-                c.tally = Some(tally.clone());
-                let (first, next) = Ivc::synthesize_first(pp, c, &z)
-                    .map_err(|e| ProverError::Fold(format!("fold {}: {e}", s * per + i)))?;
-                c.tally = None;
-                z = next;
-                Ok(first)
-            },
-            |first| Ivc::commit_first(pp, first),
-            |pres, i, p| {
-                pres.push(p);
-                progress(ProveEvent::Committed { index: s * per + i, total });
-                Ok(())
-            },
-        )?;
-        tallies.push(complete_step(keys, &tally, &mut pres[from..])?);
-        Ok(())
-    })?;
-    // second pass: commit every fold's second part at the drawn [α, ρ]
-    let first = zkstep_fold::run_challenges(pp, &pres);
+    let mut seg = Segment { keys, checkpoints, batches, k, witness_s: 0.0, fold_s: 0.0 };
+    let total = keys.layout.num_folds() * k;
+    let (mut pres, tallies) = seg.commit_first_phases(progress)?;
+    let first = zkstep_fold::run_challenges(&keys.pp, &pres);
     let rho = *first.get(1).ok_or_else(|| ProverError::Invalid("no ρ drawn".into()))?;
-    progress(ProveEvent::Committing { total, round: 2 });
-    walk(Challenges { rho, ..stand_ins() }, &mut |s, cur| {
-        if s == 0 {
-            z = cur.z0.clone();
-        }
-        cur.set_multiplicities(layout, &tallies[s]);
-        pipelined(
-            &mut pres,
-            cur.circuits.len(),
-            |pres, i| {
-                let index = s * per + i;
-                let (second, next) = Ivc::synthesize_second(pp, &cur.circuits[i], &z, &pres[index], &first)
-                    .map_err(|e| ProverError::Fold(format!("fold {index}: {e}")))?;
-                z = next;
-                Ok(second)
-            },
-            |second| Ivc::commit_second(pp, second),
-            |pres, i, c| {
-                let index = s * per + i;
-                pres[index].attach_second(c);
-                progress(ProveEvent::Committed { index, total });
-                Ok(())
-            },
-        )
-    })?;
-    // third pass: fold at the challenges drawn from every commitment [α, ρ, γ]
-    let drawn = zkstep_fold::run_challenges(pp, &pres);
+    seg.commit_second_phases(&mut pres, &tallies, &first, rho, progress)?;
+    let drawn = zkstep_fold::run_challenges(&keys.pp, &pres);
     let gamma = *drawn.get(2).ok_or_else(|| ProverError::Invalid("no γ drawn".into()))?;
-    let mut ivc: Option<Ivc> = None;
-    let mut head = None;
-    let mut batch_commits = Vec::with_capacity(k);
-    progress(ProveEvent::Folding { total });
-    let last = walk(Challenges { rho, gamma }, &mut |s, cur| {
-        if s == 0 {
-            head = Some((cur.public(layout), cur.statement.challenges));
-            ivc = Some(Ivc::new(pp, &cur.z0, drawn.clone()).map_err(fold_err("the first state"))?);
-        }
-        let ivc = ivc
-            .as_mut()
-            .ok_or_else(|| ProverError::Invalid("a segment without a first step".into()))?;
-        batch_commits.push(cur.statement.c_batch);
-        cur.set_multiplicities(layout, &tallies[s]);
-        for (i, c) in cur.circuits.iter().enumerate() {
-            let index = s * per + i;
-            ivc.prove_step(pp, c, Some(&pres[index]))
-                .map_err(|e| ProverError::Fold(format!("fold {index}: {e}")))?;
-            if let Some(w) = &c.witness {
-                progress(ProveEvent::Folded {
-                    index,
-                    total,
-                    desc: w.desc,
-                });
-            }
-        }
-        Ok(())
-    })?;
-    let (first, first_ch) = head.ok_or_else(|| ProverError::Invalid("a segment without steps".into()))?;
-    let ivc = ivc.ok_or_else(|| ProverError::Invalid("a segment without steps".into()))?;
-    if ivc.num_steps() == 0 {
-        return Err(ProverError::Invalid("a segment without folds".into()));
-    }
+    let folded = seg.fold_all(&pres, &tallies, drawn, Challenges { rho, gamma }, progress)?;
     progress(ProveEvent::Compressing);
-    let t2 = Instant::now();
-    let snark = CompressedSnark::prove(pp, &keys.pk, &ivc).map_err(fold_err("compression"))?;
-    let compress_s = t2.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let snark = CompressedSnark::prove(&keys.pp, &keys.pk, &folded.ivc).map_err(fold_err("compression"))?;
+    let compress_s = t.elapsed().as_secs_f64();
+    let (first, first_ch) = folded.head;
     let statement = SegmentStatement {
-        spec_digest: layout.spec_digest,
+        spec_digest: keys.layout.spec_digest,
         c_start: first.c_before,
-        c_end: last.statement.c_after,
-        batches: layout.batches_digest(&batch_commits),
+        c_end: folded.c_end,
+        batches: keys.layout.batches_digest(&folded.batch_commits),
         step: first.step,
         steps: k as u64,
     };
@@ -686,7 +570,194 @@ fn prove_steps(
         num_folds: total as u64,
         snark,
     };
-    Ok((payload, Timings { witness_s, fold_s, compress_s }, first))
+    let timings = Timings { witness_s: seg.witness_s, fold_s: seg.fold_s, compress_s };
+    Ok((payload, timings, first))
+}
+
+type Pre = zkstep_fold::Precommitment<zkstep_circuits::engine::E1>;
+
+/// A segment being proven: what every pass walks, and the time it took.
+struct Segment<'a> {
+    keys: &'a Keys,
+    checkpoints: &'a [Checkpoint],
+    batches: &'a [Batch],
+    k: usize,
+    witness_s: f64,
+    fold_s: f64,
+}
+
+/// What the folding pass leaves for compression and the statement.
+struct Folded {
+    ivc: Ivc,
+    /// The first step's public values and challenges.
+    head: (Statement, Challenges),
+    /// The last step's θ_{t+1} commitment.
+    c_end: zkstep_core::Fr,
+    /// Every step's batch commitment, in order.
+    batch_commits: Vec<zkstep_core::Fr>,
+}
+
+impl Segment<'_> {
+    /// Visit every step at challenges `ch`, step s with step s + 1's
+    /// opening (every pass walks the steps alike); the last step's inputs.
+    fn walk(
+        &mut self,
+        ch: Challenges,
+        visit: &mut dyn FnMut(usize, &mut FoldInputs) -> Result<()>,
+    ) -> Result<FoldInputs> {
+        let (layout, cps, batches) = (&self.keys.layout, self.checkpoints, self.batches);
+        let inputs = |s: usize| fold_inputs(layout, &cps[s], &cps[s + 1], &batches[s], ch);
+        let t = Instant::now();
+        let mut cur = inputs(0)?;
+        self.witness_s += t.elapsed().as_secs_f64();
+        for s in 0..self.k {
+            let t = Instant::now();
+            let next = if s + 1 < self.k { Some(inputs(s + 1)?) } else { None };
+            if let Some(n) = &next {
+                cur.open_next(&n.statement);
+            }
+            self.witness_s += t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            visit(s, &mut cur)?;
+            self.fold_s += t.elapsed().as_secs_f64();
+            if let Some(n) = next {
+                cur = n;
+            }
+        }
+        Ok(cur)
+    }
+
+    /// First pass: commit every fold's first phase (at stand-in challenges),
+    /// each step's lookups counted and their multiplicities added.
+    fn commit_first_phases(
+        &mut self,
+        progress: &mut dyn FnMut(ProveEvent),
+    ) -> Result<(Vec<Pre>, Vec<Vec<u64>>)> {
+        let keys = self.keys;
+        let (layout, pp) = (&keys.layout, &keys.pp);
+        let per = layout.num_folds();
+        let total = per * self.k;
+        progress(ProveEvent::Committing { total, round: 1 });
+        let mut pres = Vec::with_capacity(total);
+        let mut tallies = Vec::with_capacity(self.k);
+        let mut z = vec![];
+        self.walk(stand_ins(), &mut |s, cur| {
+            if s == 0 {
+                z = cur.z0.clone();
+            }
+            let tally: Tally = Arc::new(Mutex::new(vec![0; layout.table_size()]));
+            let from = pres.len();
+            pipelined(
+                &mut pres,
+                cur.circuits.len(),
+                |_, i| {
+                    let c = &mut cur.circuits[i];
+                    c.tally = Some(tally.clone());
+                    let (first, next) = Ivc::synthesize_first(pp, c, &z)
+                        .map_err(|e| ProverError::Fold(format!("fold {}: {e}", s * per + i)))?;
+                    c.tally = None;
+                    z = next;
+                    Ok(first)
+                },
+                |first| Ivc::commit_first(pp, first),
+                |pres, i, p| {
+                    pres.push(p);
+                    progress(ProveEvent::Committed { index: s * per + i, total });
+                    Ok(())
+                },
+            )?;
+            tallies.push(complete_step(keys, &tally, &mut pres[from..])?);
+            Ok(())
+        })?;
+        Ok((pres, tallies))
+    }
+
+    /// Second pass: commit every fold's second phase at the drawn [α, ρ]
+    /// (`first`), the witnesses rebuilt at ρ.
+    fn commit_second_phases(
+        &mut self,
+        pres: &mut Vec<Pre>,
+        tallies: &[Vec<u64>],
+        first: &[zkstep_core::Fr],
+        rho: zkstep_core::Fr,
+        progress: &mut dyn FnMut(ProveEvent),
+    ) -> Result<()> {
+        let (layout, pp) = (&self.keys.layout, &self.keys.pp);
+        let per = layout.num_folds();
+        let total = per * self.k;
+        progress(ProveEvent::Committing { total, round: 2 });
+        let mut z = vec![];
+        self.walk(Challenges { rho, ..stand_ins() }, &mut |s, cur| {
+            if s == 0 {
+                z = cur.z0.clone();
+            }
+            cur.set_multiplicities(layout, &tallies[s]);
+            pipelined(
+                pres,
+                cur.circuits.len(),
+                |pres, i| {
+                    let index = s * per + i;
+                    let (second, next) = Ivc::synthesize_second(pp, &cur.circuits[i], &z, &pres[index], first)
+                        .map_err(|e| ProverError::Fold(format!("fold {index}: {e}")))?;
+                    z = next;
+                    Ok(second)
+                },
+                |second| Ivc::commit_second(pp, second),
+                |pres, i, c| {
+                    let index = s * per + i;
+                    pres[index].attach_second(c);
+                    progress(ProveEvent::Committed { index, total });
+                    Ok(())
+                },
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Third pass: fold every step at the challenges drawn from every
+    /// commitment (`drawn` = [α, ρ, γ]; `ch` the circuits' ρ and γ).
+    fn fold_all(
+        &mut self,
+        pres: &[Pre],
+        tallies: &[Vec<u64>],
+        drawn: Vec<zkstep_core::Fr>,
+        ch: Challenges,
+        progress: &mut dyn FnMut(ProveEvent),
+    ) -> Result<Folded> {
+        let (layout, pp) = (&self.keys.layout, &self.keys.pp);
+        let per = layout.num_folds();
+        let total = per * self.k;
+        let mut ivc: Option<Ivc> = None;
+        let mut head = None;
+        let mut batch_commits = Vec::with_capacity(self.k);
+        progress(ProveEvent::Folding { total });
+        let last = self.walk(ch, &mut |s, cur| {
+            if s == 0 {
+                head = Some((cur.public(layout), cur.statement.challenges));
+                ivc = Some(Ivc::new(pp, &cur.z0, drawn.clone()).map_err(fold_err("the first state"))?);
+            }
+            let ivc = ivc
+                .as_mut()
+                .ok_or_else(|| ProverError::Invalid("a segment without a first step".into()))?;
+            batch_commits.push(cur.statement.c_batch);
+            cur.set_multiplicities(layout, &tallies[s]);
+            for (i, c) in cur.circuits.iter().enumerate() {
+                let index = s * per + i;
+                ivc.prove_step(pp, c, Some(&pres[index]))
+                    .map_err(|e| ProverError::Fold(format!("fold {index}: {e}")))?;
+                if let Some(w) = &c.witness {
+                    progress(ProveEvent::Folded { index, total, desc: w.desc });
+                }
+            }
+            Ok(())
+        })?;
+        let head = head.ok_or_else(|| ProverError::Invalid("a segment without steps".into()))?;
+        let ivc = ivc.ok_or_else(|| ProverError::Invalid("a segment without steps".into()))?;
+        if ivc.num_steps() == 0 {
+            return Err(ProverError::Invalid("a segment without folds".into()));
+        }
+        Ok(Folded { ivc, head, c_end: last.statement.c_after, batch_commits })
+    }
 }
 
 /// Synthesise items `0..n` one after another on this thread and commit

@@ -11,10 +11,13 @@ use zkstep_fold::{ChallengeMode, Params};
 pub type E1 = nova_snark::provider::Bn256EngineKZG;
 pub type E2 = nova_snark::provider::GrumpkinEngine;
 pub type F = <E1 as nova_snark::traits::Engine>::Scalar;
+/// The later parts' openings (HyperKZG: a degree bound, docs/SOUNDNESS.md).
 pub type EE1 = nova_snark::provider::hyperkzg::EvaluationEngine<E1>;
+/// Spartan's openings, as zkstep runs them.
+pub type EeSpartan1 = nova_snark::provider::mercury::EvaluationEngine<E1>;
 pub type EE2 = zkstep_fold::ipa::FastIpa<E2>;
-pub type S1 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, EE1>;
-pub type S1Pp = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EE1>;
+pub type S1 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, EeSpartan1>;
+pub type S1Pp = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EeSpartan1>;
 pub type S2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E2, EE2>;
 pub type Proof = zkstep_fold::CompressedProof<E1, E2, S1, S2, EE1>;
 
