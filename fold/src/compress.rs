@@ -36,6 +36,23 @@ use rand::rngs::OsRng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+/// An evaluation argument whose accepted opening of a commitment as m
+/// values also shows that the commitment lies on the first m generators,
+/// the degree bound the later parts' openings exist for (docs/SOUNDNESS.md,
+/// "Why comm_W₂ must lie on W₂'s generators"). HyperKZG's does: its last
+/// folding round fails for a higher block unless that block vanishes at a
+/// point drawn after the commitment. Mercury's does not (it bounds only its
+/// remainder's degree), so it is not implemented for it: opening the later
+/// parts with it would not compile.
+pub trait BoundsDegree {}
+
+impl<E> BoundsDegree for nova_snark::provider::hyperkzg::EvaluationEngine<E>
+where
+    E: Engine,
+    E::GE: nova_snark::provider::traits::PairingGroup,
+{
+}
+
 /// What the prover needs to compress (beside the parameters).
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(bound = "")]
@@ -45,7 +62,7 @@ where
     E2: Engine,
     S1: RelaxedR1CSSNARKTrait<E1>,
     S2: RelaxedR1CSSNARKTrait<E2>,
-    EE1: EvaluationEngineTrait<E1>,
+    EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
     pk1: S1::ProverKey,
     pk2: S2::ProverKey,
@@ -62,7 +79,7 @@ where
     E2: Engine,
     S1: RelaxedR1CSSNARKTrait<E1>,
     S2: RelaxedR1CSSNARKTrait<E2>,
-    EE1: EvaluationEngineTrait<E1>,
+    EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
     cfg: Config,
     layout1: WitnessLayout,
@@ -94,7 +111,7 @@ where
     E2: Engine<Base = <E1 as Engine>::Scalar>,
     S1: RelaxedR1CSSNARKTrait<E1>,
     S2: RelaxedR1CSSNARKTrait<E2>,
-    EE1: EvaluationEngineTrait<E1>,
+    EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
     // z_n is the verifier's (what it expects), not the proof's
     chain: Vec<E2::Scalar>,
@@ -128,7 +145,7 @@ where
     E2: Engine<Base = <E1 as Engine>::Scalar>,
     S1: RelaxedR1CSSNARKTrait<E1>,
     S2: RelaxedR1CSSNARKTrait<E2>,
-    EE1: EvaluationEngineTrait<E1>,
+    EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
     let (pk1, vk1) = S1::setup(&pp.ck1, &pp.shape1)?;
     let (pk2, vk2) = RebuiltVk::<E2, S2>::setup(&pp.ck2, &pp.shape2)?;
@@ -221,7 +238,7 @@ struct Masks<E1: Engine, E2: Engine> {
 }
 
 /// The openings of the masked comm_W₂ (and comm_W₃) on their prefixes.
-fn open_later_parts<E1: Engine, EE1: EvaluationEngineTrait<E1>>(
+fn open_later_parts<E1: Engine, EE1: EvaluationEngineTrait<E1> + BoundsDegree>(
     key: (&crate::instance::CommitmentKey<E1>, &WitnessLayout, &E1::Scalar),
     ee_pk: Option<&EE1::ProverKey>,
     dk1: &DerandKey<E1>,
@@ -274,7 +291,7 @@ where
     E2: Engine<Base = <E1 as Engine>::Scalar>,
     S1: RelaxedR1CSSNARKTrait<E1>,
     S2: RelaxedR1CSSNARKTrait<E2>,
-    EE1: EvaluationEngineTrait<E1>,
+    EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
     /// Compress a finished IVC.
     pub fn prove(

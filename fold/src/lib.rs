@@ -46,7 +46,7 @@ pub mod testing;
 mod forge;
 
 pub use cs::{after_challenges, after_late_challenges, is_after_challenges};
-pub use compress::{CompressedProof, ProverKey, VerifierKey};
+pub use compress::{BoundsDegree, CompressedProof, ProverKey, VerifierKey};
 pub use error::{FoldError, Result};
 pub use ivc::{run_challenges, FirstPhase, Ivc, Precommitment, SecondCommitment, SecondPhase};
 pub use params::{CircuitSizes, Params};
