@@ -17,7 +17,7 @@ use zkstep_core::format::{
     read_checkpoint, read_input, write_atomic, write_batch, write_checkpoint, Dataset, Input,
 };
 use zkstep_core::poseidon::{fr_from_hex, fr_to_hex, Fr};
-use zkstep_core::{step, Checkpoint, ModelSpec};
+use zkstep_core::{step, Batch, Checkpoint, ModelSpec};
 
 /// Manifest format name.
 pub const RUN_FORMAT: &str = "zkstep-run";
@@ -431,48 +431,103 @@ pub fn train(
     let t0 = start.step;
     let end = end_step(t0, opts.steps)?;
     let fresh = opts.resume.is_none();
-    let mut manifest = opts.resume.clone().unwrap_or_else(|| RunManifest {
-        format: RUN_FORMAT.into(),
-        version: 1,
-        spec: SPEC_FILE.into(),
-        spec_digest: fr_to_hex(&spec.digest()),
-        data: opts.data_name.clone(),
-        seed: opts.seed,
-        steps: vec![],
-    });
+    let manifest = opts
+        .resume
+        .clone()
+        .unwrap_or_else(|| RunWriter::fresh_manifest(spec, &opts.data_name, opts.seed));
     let earlier = manifest.steps.len();
-    if let (Some(dir), true) = (&opts.out_dir, fresh) {
-        write_atomic(&dir.join(SPEC_FILE), spec.to_toml().as_bytes())?;
-        write_checkpoint(&dir.join(ckpt_name(t0)), spec, start)?;
-        manifest.write(&dir.join(MANIFEST))?;
-    }
+    let mut writer = match &opts.out_dir {
+        Some(dir) if fresh => Some(RunWriter::create(dir, spec, start, manifest)?),
+        Some(dir) => Some(RunWriter::resume(dir, manifest)),
+        None => None,
+    };
+    let mut kept = vec![];
     let mut ck = start.clone();
     let mut c_before = commit_params(spec, &ck);
     for t in t0..end {
         let batch = make_batch(ds, spec.batch_size, t, opts.seed, salt_for(opts, t));
         let trace = step(spec, &ck, &batch).map_err(|source| CliError::TrainStep { step: t, source })?;
         let c_after = commit_params(spec, &trace.after);
-        let entry = StepEntry {
+        let entry = StepEntry::new(spec, t, c_before, c_after, &batch, trace.loss.loss);
+        match writer.as_mut() {
+            Some(w) => w.push(spec, &entry, &batch, &trace.after)?,
+            None => kept.push(entry.clone()),
+        }
+        on_step(&entry);
+        ck = trace.after;
+        c_before = c_after;
+    }
+    let steps = match writer {
+        Some(w) => w.manifest.steps.into_iter().skip(earlier).collect(),
+        None => kept,
+    };
+    Ok((ck, steps))
+}
+
+impl StepEntry {
+    /// The entry of step t (file names from t, commitments as hex).
+    pub fn new(spec: &ModelSpec, t: u64, c_before: Fr, c_after: Fr, batch: &Batch, loss: f64) -> Self {
+        StepEntry {
             step: t,
             before: ckpt_name(t),
             after: ckpt_name(t + 1),
             batch: batch_name(t),
             c_before: fr_to_hex(&c_before),
             c_after: fr_to_hex(&c_after),
-            c_batch: fr_to_hex(&commit_batch(spec, &batch)),
-            loss: trace.loss.loss,
-        };
-        if let Some(dir) = &opts.out_dir {
-            write_batch(&dir.join(&entry.batch), spec, &batch, t)?;
-            write_checkpoint(&dir.join(&entry.after), spec, &trace.after)?;
-            manifest.steps.push(entry.clone());
-            manifest.write(&dir.join(MANIFEST))?;
-        } else {
-            manifest.steps.push(entry.clone());
+            c_batch: fr_to_hex(&commit_batch(spec, batch)),
+            loss,
         }
-        on_step(&entry);
-        ck = trace.after;
-        c_before = c_after;
     }
-    Ok((ck, manifest.steps.split_off(earlier)))
+}
+
+/// A run directory written one step at a time (`zkstep train`, and the
+/// Python package's `Recorder`): each step's batch and checkpoint are on
+/// disk before the manifest that names them is rewritten.
+pub struct RunWriter {
+    dir: PathBuf,
+    /// The manifest as last written.
+    pub manifest: RunManifest,
+}
+
+impl RunWriter {
+    /// A new run in `dir`: the spec, the first checkpoint, then `manifest`
+    /// (its steps, if any, are kept as they are).
+    pub fn create(dir: &Path, spec: &ModelSpec, start: &Checkpoint, manifest: RunManifest) -> Result<Self> {
+        write_atomic(&dir.join(SPEC_FILE), spec.to_toml().as_bytes())?;
+        write_checkpoint(&dir.join(ckpt_name(start.step)), spec, start)?;
+        manifest.write(&dir.join(MANIFEST))?;
+        Ok(RunWriter {
+            dir: dir.to_path_buf(),
+            manifest,
+        })
+    }
+
+    /// A fresh manifest for `spec` (no steps yet).
+    pub fn fresh_manifest(spec: &ModelSpec, data: &str, seed: u64) -> RunManifest {
+        RunManifest {
+            format: RUN_FORMAT.into(),
+            version: 1,
+            spec: SPEC_FILE.into(),
+            spec_digest: fr_to_hex(&spec.digest()),
+            data: data.into(),
+            seed,
+            steps: vec![],
+        }
+    }
+
+    /// Continue a run whose files and manifest are already in `dir`.
+    pub fn resume(dir: &Path, manifest: RunManifest) -> Self {
+        RunWriter {
+            dir: dir.to_path_buf(),
+            manifest,
+        }
+    }
+
+    /// Record one step: its batch, θ_{t+1}, then the manifest with `entry`.
+    pub fn push(&mut self, spec: &ModelSpec, entry: &StepEntry, batch: &Batch, after: &Checkpoint) -> Result<()> {
+        write_batch(&self.dir.join(&entry.batch), spec, batch, entry.step)?;
+        write_checkpoint(&self.dir.join(&entry.after), spec, after)?;
+        self.manifest.steps.push(entry.clone());
+        self.manifest.write(&self.dir.join(MANIFEST))
+    }
 }

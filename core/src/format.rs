@@ -557,6 +557,12 @@ pub fn read_checkpoint(path: &Path, spec: &ModelSpec) -> Result<Checkpoint> {
 
 /// Write a batch atomically (with its salt and step in the metadata).
 pub fn write_batch(path: &Path, spec: &ModelSpec, batch: &Batch, step: u64) -> Result<()> {
+    write_atomic(path, &batch_bytes(path, spec, batch, step)?)
+}
+
+/// Encode a batch of step `step` as safetensors bytes (its salt and step
+/// in the metadata).
+pub fn batch_bytes(path: &Path, spec: &ModelSpec, batch: &Batch, step: u64) -> Result<Vec<u8>> {
     batch.validate(spec)?;
     let mut meta = base_meta(BATCH_FORMAT, spec, step);
     meta.insert("salt".into(), fr_to_hex(&batch.salt));
@@ -572,7 +578,7 @@ pub fn write_batch(path: &Path, spec: &ModelSpec, batch: &Batch, step: u64) -> R
             to_bytes(&batch.y.data),
         ),
     ];
-    write_atomic(path, &serialize(path, t, meta)?)
+    serialize(path, t, meta)
 }
 
 /// Parse a batch for `spec`; returns it with its step.
@@ -870,8 +876,18 @@ pub fn write_float_dataset(
 /// Import a float checkpoint (zkstep names `l{n}.w`/`l{n}.b`, or PyTorch `<prefix>.weight`/`<prefix>.bias`
 /// in numeric prefix order) by quantisation. Momentum velocities start at zero.
 pub fn import_checkpoint(path: &Path, spec: &ModelSpec) -> Result<(Checkpoint, QuantReport)> {
-    let bytes = read_file(path)?;
-    let f = StFile::parse(path, &bytes)?;
+    import_checkpoint_bytes(path, &read_file(path)?, spec)
+}
+
+/// [`import_checkpoint`] of safetensors bytes already read (`path` names
+/// them in errors: a file, or what a caller such as the Python package
+/// serialised).
+pub fn import_checkpoint_bytes(
+    path: &Path,
+    bytes: &[u8],
+    spec: &ModelSpec,
+) -> Result<(Checkpoint, QuantReport)> {
+    let f = StFile::parse(path, bytes)?;
     let names = f.names();
     let pairs: Vec<(String, String)> = if f.has("l1.w") {
         (1..=spec.layers.len())

@@ -63,6 +63,18 @@ pub fn import_optimizer_state(
     ckpt: &mut Checkpoint,
     report: &mut QuantReport,
 ) -> Result<()> {
+    import_optimizer_state_bytes(path, &read_file(path)?, spec, ckpt, report)
+}
+
+/// [`import_optimizer_state`] of safetensors bytes already read (`path`
+/// names them in errors).
+pub fn import_optimizer_state_bytes(
+    path: &Path,
+    bytes: &[u8],
+    spec: &ModelSpec,
+    ckpt: &mut Checkpoint,
+    report: &mut QuantReport,
+) -> Result<()> {
     let keys = torch_keys(spec);
     if keys.is_empty() {
         return Err(ferr(
@@ -73,8 +85,7 @@ pub fn import_optimizer_state(
             ),
         ));
     }
-    let bytes = read_file(path)?;
-    let f = StFile::parse(path, &bytes)?;
+    let f = StFile::parse(path, bytes)?;
     let mut steps: Option<(u64, String)> = None;
     for (l, (lp, ls)) in ckpt.layers.iter_mut().zip(&spec.layers).enumerate() {
         // model.parameters() order: the weight, then the bias
