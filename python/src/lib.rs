@@ -547,23 +547,25 @@ impl VerifyingKey {
     }
 }
 
-/// A proof of one training step (the bytes of a `.zkstep` proof file).
+/// A proof of one training step, or of a segment of k consecutive steps
+/// (the bytes of a `.zkstep` proof file of either kind).
 #[pyclass(module = "zkstep._native", frozen)]
 struct Proof {
-    inner: zkstep_verifier::Proof,
+    inner: zkstep_verifier::AnyProof,
     bytes: Vec<u8>,
 }
 
 impl Proof {
     fn parse(label: &Path, bytes: Vec<u8>) -> PyResult<Self> {
-        let inner = zkstep_verifier::read_proof(&bytes).map_err(|e| err(format!("{}: {e}", label.display())))?;
+        let inner = zkstep_verifier::read_any_proof(&bytes).map_err(|e| err(format!("{}: {e}", label.display())))?;
         Ok(Proof { inner, bytes })
     }
 }
 
-/// A statement as a dict of hex commitments and the step.
+/// A step's statement as a dict of hex commitments and the step.
 fn statement_dict<'py>(py: Python<'py>, st: &zkstep_verifier::Statement) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
+    d.set_item("kind", "step")?;
     d.set_item("spec_digest", fr_to_hex(&st.spec_digest))?;
     d.set_item("step", st.step)?;
     d.set_item("c_before", fr_to_hex(&st.c_before))?;
@@ -572,9 +574,22 @@ fn statement_dict<'py>(py: Python<'py>, st: &zkstep_verifier::Statement) -> PyRe
     Ok(d)
 }
 
+/// A segment's statement as a dict.
+fn segment_dict<'py>(py: Python<'py>, st: &zkstep_verifier::SegmentStatement) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("kind", "segment")?;
+    d.set_item("spec_digest", fr_to_hex(&st.spec_digest))?;
+    d.set_item("step", st.step)?;
+    d.set_item("steps", st.steps)?;
+    d.set_item("c_start", fr_to_hex(&st.c_start))?;
+    d.set_item("c_end", fr_to_hex(&st.c_end))?;
+    d.set_item("batches", fr_to_hex(&st.batches))?;
+    Ok(d)
+}
+
 #[pymethods]
 impl Proof {
-    /// Read a proof file.
+    /// Read a proof file (one step or a segment).
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<Self> {
         let bytes = read_input(&path, Input::Proof).map_err(err)?;
@@ -598,10 +613,15 @@ impl Proof {
         PyBytes::new(py, &self.bytes)
     }
 
-    /// What it claims (not yet verified): spec digest, step, c_before, c_after, c_batch.
+    /// What it claims (not yet verified). A step: kind, spec_digest, step,
+    /// c_before, c_after, c_batch; a segment: kind, spec_digest, step, steps,
+    /// c_start, c_end, batches (the chain of its batch commitments).
     #[getter]
     fn statement<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        statement_dict(py, &self.inner.statement())
+        match &self.inner {
+            zkstep_verifier::AnyProof::Step(p) => statement_dict(py, &p.statement()),
+            zkstep_verifier::AnyProof::Segment(p) => segment_dict(py, &p.payload.statement),
+        }
     }
 
     fn __len__(&self) -> usize {
@@ -609,13 +629,92 @@ impl Proof {
     }
 
     fn __repr__(&self) -> String {
-        let st = self.inner.statement();
-        format!("Proof(step={}, bytes={})", st.step, self.bytes.len())
+        match &self.inner {
+            zkstep_verifier::AnyProof::Step(p) => {
+                format!("Proof(step={}, bytes={})", p.statement().step, self.bytes.len())
+            }
+            zkstep_verifier::AnyProof::Segment(p) => {
+                let st = &p.payload.statement;
+                format!("Proof(segment of {} steps from {}, bytes={})", st.steps, st.step, self.bytes.len())
+            }
+        }
     }
 }
 
 /// Marks the unwinding of a prove that Python interrupted (not a panic).
 struct Interrupted;
+
+/// The progress sink's (stage, done, total) of a prover event.
+fn event_tuple(ev: ProveEvent) -> (String, usize, usize) {
+    match ev {
+        ProveEvent::Committing { total, round } => (format!("commit {round}"), 0, total),
+        ProveEvent::Committed { index, total } => ("commit".to_string(), index + 1, total),
+        ProveEvent::Folding { total } => ("fold".to_string(), 0, total),
+        ProveEvent::Folded { index, total, .. } => ("fold".to_string(), index + 1, total),
+        ProveEvent::Compressing => ("compress".to_string(), 0, 1),
+    }
+}
+
+/// Run a prover `f` with the GIL released. At each of its events the GIL
+/// is taken back to check for signals and call `progress`; Ctrl-C, or an
+/// exception from `progress`, unwinds the prover (its threads are joined on
+/// the way) and is returned as the error.
+fn run_prover<T: Send>(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    f: impl FnOnce(&mut dyn FnMut(ProveEvent)) -> zkstep_prover::Result<T> + Send,
+) -> PyResult<T> {
+    let mut stopped: Option<PyErr> = None;
+    let result = py.detach(|| {
+        let mut on_event = |ev: ProveEvent| {
+            let outcome = Python::attach(|py| -> PyResult<()> {
+                py.check_signals()?;
+                if let Some(cb) = &progress {
+                    cb.call1(py, event_tuple(ev))?;
+                }
+                Ok(())
+            });
+            if let Err(e) = outcome {
+                stopped = Some(e);
+                // caught below; resume_unwind skips the panic hook's message
+                std::panic::resume_unwind(Box::new(Interrupted));
+            }
+        };
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut on_event)))
+    });
+    match result {
+        Ok(r) => r.map_err(err),
+        Err(p) if p.is::<Interrupted>() => Err(stopped.unwrap_or_else(|| err("the prover was interrupted"))),
+        Err(p) => Err(err(format!("the prover failed: {}", zkstep_verifier::panic_message(&*p)))),
+    }
+}
+
+/// The checkpoints' and batches' spec against the keys', each batch's step
+/// against its checkpoint's, and each step by the reference executor.
+fn check_claim(keys: &ivc::Keys, checkpoints: &[&Checkpoint], batches: &[&Batch]) -> PyResult<()> {
+    let spec = &keys.layout.spec;
+    if checkpoints.len() != batches.len() + 1 || batches.is_empty() {
+        return Err(err(format!(
+            "{} checkpoints and {} batches: k steps need k + 1 checkpoints and k batches (k ≥ 1)",
+            checkpoints.len(),
+            batches.len()
+        )));
+    }
+    let digest = spec.digest();
+    if checkpoints.iter().any(|c| c.spec.digest() != digest) || batches.iter().any(|b| b.spec.digest() != digest) {
+        return Err(err("a checkpoint or batch is of another spec than the keys'"));
+    }
+    for (w, b) in checkpoints.windows(2).zip(batches) {
+        if b.step != w[0].inner.step {
+            return Err(err(format!(
+                "the batch is for step {}, the checkpoint before it is θ_{}",
+                b.step, w[0].inner.step
+            )));
+        }
+        ivc::check_step(spec, &w[0].inner, &w[1].inner, &b.inner).map_err(err)?;
+    }
+    Ok(())
+}
 
 /// Prove θ_{t+1} = Step(θ_t, batch) with `keys`. `progress`, if given, is
 /// called between folds with (stage, done, total); Ctrl-C (or an exception
@@ -630,62 +729,44 @@ fn prove(
     batch: &Batch,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Proof> {
-    let spec = &keys.inner.layout.spec;
-    if before.spec.digest() != spec.digest() {
-        return Err(err("the checkpoints are of another spec than the keys'"));
-    }
-    if batch.step != before.inner.step {
-        return Err(err(format!(
-            "the batch is for step {}, the checkpoint before is θ_{}",
-            batch.step, before.inner.step
-        )));
-    }
-    ivc::check_step(spec, &before.inner, &after.inner, &batch.inner).map_err(err)?;
-    let keys = keys.inner.clone();
-    let mut stopped: Option<PyErr> = None;
-    let result = py.detach(|| {
-        let mut on_event = |ev: ProveEvent| {
-            let (stage, done, total) = match ev {
-                ProveEvent::Committing { total, round } => (format!("commit {round}"), 0, total),
-                ProveEvent::Committed { index, total } => ("commit".to_string(), index + 1, total),
-                ProveEvent::Folding { total } => ("fold".to_string(), 0, total),
-                ProveEvent::Folded { index, total, .. } => ("fold".to_string(), index + 1, total),
-                ProveEvent::Compressing => ("compress".to_string(), 0, 1),
-            };
-            let outcome = Python::attach(|py| -> PyResult<()> {
-                py.check_signals()?;
-                if let Some(cb) = &progress {
-                    cb.call1(py, (stage, done, total))?;
-                }
-                Ok(())
-            });
-            if let Err(e) = outcome {
-                stopped = Some(e);
-                // unwinds out of the prover (its threads joined on the way),
-                // caught below; resume_unwind skips the panic hook's message
-                std::panic::resume_unwind(Box::new(Interrupted));
-            }
-        };
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ivc::prove(&keys, &before.inner, &after.inner, &batch.inner, &mut on_event)
-        }))
-    });
-    let (payload, _) = match result {
-        Ok(r) => r.map_err(err)?,
-        Err(p) if p.is::<Interrupted>() => {
-            return Err(stopped.unwrap_or_else(|| err("the prover was interrupted")));
-        }
-        Err(p) => return Err(err(format!("the prover failed: {}", zkstep_verifier::panic_message(&*p)))),
-    };
-    let bytes = ivc::proof_bytes(&keys, &payload).map_err(err)?;
+    check_claim(&keys.inner, &[before, after], &[batch])?;
+    let k = keys.inner.clone();
+    let (payload, _) = run_prover(py, progress, |p| {
+        ivc::prove(&k, &before.inner, &after.inner, &batch.inner, p)
+    })?;
+    let bytes = ivc::proof_bytes(&k, &payload).map_err(err)?;
     Proof::parse(Path::new("<new proof>"), bytes)
 }
 
-/// Verify `proof` against `vk`; with `before`, `after` and `batch` (any of
-/// them) the statement's commitments must be theirs. Returns the verified
-/// statement; raises `VerifyError` when the proof is rejected.
+/// Prove k consecutive steps as one segment: `checkpoints` θ_t … θ_{t+k},
+/// `batches` those of steps t … t+k−1 (one constant-size proof; progress
+/// and Ctrl-C as for `prove`).
 #[pyfunction]
-#[pyo3(signature = (vk, proof, before = None, after = None, batch = None))]
+#[pyo3(signature = (keys, checkpoints, batches, progress = None))]
+fn prove_segment(
+    py: Python<'_>,
+    keys: &Keys,
+    checkpoints: Vec<PyRef<'_, Checkpoint>>,
+    batches: Vec<PyRef<'_, Batch>>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Proof> {
+    let cks: Vec<&Checkpoint> = checkpoints.iter().map(|c| &**c).collect();
+    let bts: Vec<&Batch> = batches.iter().map(|b| &**b).collect();
+    check_claim(&keys.inner, &cks, &bts)?;
+    let cks: Vec<zkstep_core::Checkpoint> = cks.iter().map(|c| c.inner.clone()).collect();
+    let bts: Vec<zkstep_core::Batch> = bts.iter().map(|b| b.inner.clone()).collect();
+    let k = keys.inner.clone();
+    let (payload, _) = run_prover(py, progress, |p| ivc::prove_segment(&k, &cks, &bts, p))?;
+    let bytes = ivc::segment_proof_bytes(&k, &payload).map_err(err)?;
+    Proof::parse(Path::new("<new segment proof>"), bytes)
+}
+
+/// Verify `proof` (a step or a segment) against `vk`. With files — `before`
+/// (θ_t), `after` (the last checkpoint), and the step's `batch` or a
+/// segment's `batches` — the statement's commitments must be theirs.
+/// Returns the verified statement; raises `VerifyError` when rejected.
+#[pyfunction]
+#[pyo3(signature = (vk, proof, before = None, after = None, batch = None, batches = None))]
 fn verify<'py>(
     py: Python<'py>,
     vk: &VerifyingKey,
@@ -693,38 +774,82 @@ fn verify<'py>(
     before: Option<&Checkpoint>,
     after: Option<&Checkpoint>,
     batch: Option<&Batch>,
+    batches: Option<Vec<PyRef<'py, Batch>>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let mut st = proof.inner.statement();
-    let files = [before.map(|c| &c.spec), after.map(|c| &c.spec), batch.map(|b| &b.spec)];
-    if let Some(s) = files.iter().flatten().find(|s| s.digest() != vk.inner.layout.spec_digest) {
+    let mut given: Vec<&Batch> = batch.into_iter().collect();
+    let listed: Vec<PyRef<'py, Batch>> = batches.unwrap_or_default();
+    given.extend(listed.iter().map(|b| &**b));
+    let specs = [before.map(|c| &c.spec), after.map(|c| &c.spec)];
+    if let Some(s) = specs
+        .into_iter()
+        .flatten()
+        .chain(given.iter().map(|b| &b.spec))
+        .find(|s| s.digest() != vk.inner.layout.spec_digest)
+    {
         return Err(VerifyError::new_err(format!(
             "the files are of a spec (digest {}) that is not the verifying key's ({})",
             fr_to_hex(&s.digest()),
             fr_to_hex(&vk.inner.layout.spec_digest)
         )));
     }
-    if let Some(c) = before {
-        st.step = c.inner.step;
-        st.c_before = commit_params(&c.spec, &c.inner);
-    }
-    if let Some(c) = after {
-        st.c_after = commit_params(&c.spec, &c.inner);
-    }
-    if let Some(b) = batch {
-        if b.step != st.step {
-            return Err(VerifyError::new_err(format!(
-                "the batch is for step {}, the proof for step {}",
-                b.step, st.step
-            )));
+    let files = before.is_some() || after.is_some() || !given.is_empty();
+    let first_step = before.map(|c| c.inner.step);
+    let check_batches = |t: u64| -> PyResult<()> {
+        for (i, b) in given.iter().enumerate() {
+            if b.step != t + i as u64 {
+                return Err(VerifyError::new_err(format!(
+                    "batch {i} is for step {}, the proof's is step {}",
+                    b.step,
+                    t + i as u64
+                )));
+            }
         }
-        st.c_batch = commit_batch(&b.spec, &b.inner);
-    }
-    let expected = (before.is_some() || after.is_some() || batch.is_some()).then_some(st);
-    let out = py.detach(|| quiet(|| zkstep_verifier::verify(&vk.inner, &proof.inner, expected.as_ref())));
-    match out {
-        Ok((st, _)) => statement_dict(py, &st),
-        Err(zkstep_verifier::VerifyError::Rejected(m)) => Err(VerifyError::new_err(format!("REJECTED: {m}"))),
-        Err(e) => Err(err(e)),
+        Ok(())
+    };
+    let rejected = |e: zkstep_verifier::VerifyError| match e {
+        zkstep_verifier::VerifyError::Rejected(m) => VerifyError::new_err(format!("REJECTED: {m}")),
+        e => err(e),
+    };
+    match &proof.inner {
+        zkstep_verifier::AnyProof::Step(p) => {
+            if given.len() > 1 {
+                return Err(err("more than one batch: this is a one-step proof"));
+            }
+            let mut st = p.statement();
+            st.step = first_step.unwrap_or(st.step);
+            check_batches(st.step)?;
+            if let Some(c) = before {
+                st.c_before = commit_params(&c.spec, &c.inner);
+            }
+            if let Some(c) = after {
+                st.c_after = commit_params(&c.spec, &c.inner);
+            }
+            if let Some(b) = given.first() {
+                st.c_batch = commit_batch(&b.spec, &b.inner);
+            }
+            let expected = files.then_some(st);
+            let out = py.detach(|| quiet(|| zkstep_verifier::verify(&vk.inner, p, expected.as_ref())));
+            statement_dict(py, &out.map_err(rejected)?.0)
+        }
+        zkstep_verifier::AnyProof::Segment(p) => {
+            let mut st = p.payload.statement;
+            st.step = first_step.unwrap_or(st.step);
+            check_batches(st.step)?;
+            if let Some(c) = before {
+                st.c_start = commit_params(&c.spec, &c.inner);
+            }
+            if let Some(c) = after {
+                st.c_end = commit_params(&c.spec, &c.inner);
+            }
+            if !given.is_empty() {
+                let cb: Vec<_> = given.iter().map(|b| commit_batch(&b.spec, &b.inner)).collect();
+                st.batches = vk.inner.layout.batches_digest(&cb);
+                st.steps = cb.len() as u64;
+            }
+            let expected = files.then_some(st);
+            let out = py.detach(|| quiet(|| zkstep_verifier::verify_segment(&vk.inner, p, expected.as_ref())));
+            segment_dict(py, &out.map_err(rejected)?.0)
+        }
     }
 }
 
@@ -794,6 +919,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Proof>()?;
     m.add_class::<RunWriter>()?;
     m.add_function(wrap_pyfunction!(prove, m)?)?;
+    m.add_function(wrap_pyfunction!(prove_segment, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add("ZkstepError", m.py().get_type::<ZkstepError>())?;
     m.add("VerifyError", m.py().get_type::<VerifyError>())?;

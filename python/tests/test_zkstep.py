@@ -204,3 +204,37 @@ def test_a_run_directory_is_the_one_train_writes(tmp_path, step0):
         run.push(demo_batch(1), after, 0.0)  # θ_1 is not Step(θ_1, batch_1)
     with pytest.raises(zkstep.ZkstepError, match="already"):
         zkstep.RunWriter.create(str(tmp_path / "run"), before)
+
+
+def test_ctrl_c_stops_the_prover_at_the_next_fold(keys, step0):
+    import signal
+
+    before, batch, after = step0
+    seen = []
+
+    def interrupt(stage, done, total):
+        seen.append(stage)
+        if len(seen) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        zkstep.prove(keys, before, after, batch, progress=interrupt)
+    # the signal is seen at the next event, before the prover goes on
+    assert len(seen) <= 2
+
+
+def test_a_segment_of_two_steps_proves_and_verifies(keys, step0):
+    before, batch0, after = step0
+    batch1 = demo_batch(1, seed=5)
+    last, _ = after.train_step(batch1)
+    proof = zkstep.prove_segment(keys, [before, after, last], [batch0, batch1])
+    assert proof.statement["kind"] == "segment" and proof.statement["steps"] == 2
+    vk = keys.verifying_key()
+    st = zkstep.verify(vk, proof, before=before, after=last, batches=[batch0, batch1])
+    assert (st["c_start"], st["c_end"], st["step"]) == (before.commitment(), last.commitment(), 0)
+    with pytest.raises(zkstep.VerifyError):
+        zkstep.verify(vk, proof, before=before, after=after, batches=[batch0, batch1])
+    with pytest.raises(zkstep.VerifyError):
+        zkstep.verify(vk, proof, batches=[batch1, batch0])
+    with pytest.raises(zkstep.ZkstepError, match="k \\+ 1 checkpoints"):
+        zkstep.prove_segment(keys, [before, after], [batch0, batch1])

@@ -25,7 +25,7 @@ is installed, and log records to the ``zkstep`` logger.
 from __future__ import annotations
 
 import logging
-from typing import Callable, Dict, Mapping, Optional, Tuple, Union
+from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from ._native import (
     ZkstepError,
 )
 from ._native import prove as _prove
+from ._native import prove_segment as _prove_segment
 from ._native import verify
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "checkpoint_from_numpy",
     "checkpoint_to_numpy",
     "prove",
+    "prove_segment",
     "verify",
 ]
 
@@ -170,13 +172,10 @@ def _progress_sink(progress: Union[None, bool, Callable[[str, int, int], None]])
     return to_bar, bar
 
 
-def prove(
-    keys: Keys,
-    before: Checkpoint,
-    after: Checkpoint,
-    batch: Batch,
-    progress: Union[None, bool, Callable[[str, int, int], None]] = None,
-) -> Proof:
+Progress = Union[None, bool, Callable[[str, int, int], None]]
+
+
+def prove(keys: Keys, before: Checkpoint, after: Checkpoint, batch: Batch, progress: Progress = None) -> Proof:
     """Prove ``after = Step(before, batch)`` with ``keys``.
 
     The GIL is released while the prover runs. ``progress`` is a callable
@@ -188,6 +187,20 @@ def prove(
     sink, bar = _progress_sink(progress)
     try:
         return _prove(keys, before, after, batch, sink)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def prove_segment(
+    keys: Keys, checkpoints: Sequence[Checkpoint], batches: Sequence[Batch], progress: Progress = None
+) -> Proof:
+    """Prove k consecutive steps as one constant-size proof: ``checkpoints``
+    θ_t … θ_{t+k} and the ``batches`` of steps t … t+k−1 (``zkstep
+    prove-segment``'s proof). Progress and Ctrl-C as for :func:`prove`."""
+    sink, bar = _progress_sink(progress)
+    try:
+        return _prove_segment(keys, list(checkpoints), list(batches), sink)
     finally:
         if bar is not None:
             bar.close()

@@ -109,10 +109,17 @@ def prove(
     batch: Batch,
     progress: Optional[Callable[[str, int, int], None]] = None,
 ) -> Proof: ...
+def prove_segment(
+    keys: Keys,
+    checkpoints: List[Checkpoint],
+    batches: List[Batch],
+    progress: Optional[Callable[[str, int, int], None]] = None,
+) -> Proof: ...
 def verify(
     vk: VerifyingKey,
     proof: Proof,
     before: Optional[Checkpoint] = None,
     after: Optional[Checkpoint] = None,
     batch: Optional[Batch] = None,
+    batches: Optional[List[Batch]] = None,
 ) -> Dict[str, object]: ...
