@@ -36,6 +36,7 @@ pub mod hash;
 pub mod instance;
 pub mod ipa;
 pub mod ivc;
+pub mod kzg;
 pub mod nifs;
 pub mod params;
 mod rawkey;

@@ -76,17 +76,30 @@ def test_checkpoints_from_torch_carry_the_optimizer_state():
     assert np.abs(arrays["l1.w"] - m[0].weight.detach().numpy()).max() <= 0.5e-9 + 1e-15
 
 
-def record(m, opt, loss, run, steps, seed):
-    """`steps` MSE training steps of batch 8 on moons, recorded (strict) into `run`."""
-    x, y = moons(8 * steps, seed)
+def blobs(n, seed):
+    """The example's data: three Gaussian blobs in 4 dimensions, labels 0..2."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=2.0, size=(3, 4))
+    y = rng.integers(0, 3, size=n)
+    return centres[y] + rng.normal(scale=0.7, size=(n, 4)), y
+
+
+def record(m, opt, loss, run, steps, seed, data=moons):
+    """`steps` training steps of batch 8, recorded (strict) into `run`."""
+    x, y = data(8 * steps, seed)
+    f = nn.functional.mse_loss if _is_mse(loss) else nn.functional.cross_entropy
     with zt.Recorder(m, opt, loss, str(run), batch_size=8, strict=True) as rec:
         for t in range(steps):
             xb, yb = torch.from_numpy(x[8 * t : 8 * t + 8]), torch.from_numpy(y[8 * t : 8 * t + 8])
             rec.batch(xb, yb)
             opt.zero_grad()
-            nn.functional.mse_loss(m(xb), yb).backward()
+            f(m(xb), yb).backward()
             opt.step()
     return rec
+
+
+def _is_mse(loss):
+    return loss == "mse" or isinstance(loss, nn.MSELoss)
 
 
 @pytest.fixture(scope="module")
@@ -129,9 +142,11 @@ def test_the_model_is_kept_at_the_proven_values(recorded):
 
 @pytest.mark.parametrize("make_opt", [lambda p: torch.optim.SGD(p, lr=0.1), lambda p: torch.optim.Adam(p, lr=1e-2)])
 def test_the_drift_stays_within_the_tolerance_over_twenty_steps(tmp_path, make_opt):
-    m = demo_model()
+    # the example's classifier (examples/python/train_and_prove.py), float64
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3)).double()
     opt = make_opt(m.parameters())
-    rec = record(m, opt, "mse", tmp_path / "run", 20, seed=3)
+    rec = record(m, opt, nn.CrossEntropyLoss(), tmp_path / "run", 20, seed=1, data=blobs)
     assert len(rec.drifts) == 20 and all(d.ok for d in rec.drifts)
     # the drift is measured, not assumed: each step's PyTorch update differs
     # from the fixed-point one by more than nothing and far less than a step
@@ -147,3 +162,41 @@ def test_a_step_without_its_batch_is_refused(tmp_path):
         with pytest.raises(zkstep.ZkstepError, match="rec.batch"):
             opt.step()
     assert len(rec.drifts) == 0
+
+
+def zkstep_binary():
+    """The `zkstep` CLI: $ZKSTEP_BIN (CI sets it), else one built in this checkout."""
+    if os.environ.get("ZKSTEP_BIN"):
+        return os.environ["ZKSTEP_BIN"]
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "target")
+    for profile in ("release", "debug"):
+        p = os.path.join(root, profile, "zkstep")
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def test_the_cli_proves_and_verifies_a_recorded_run_unchanged(recorded, tmp_path):
+    import shutil
+    import subprocess
+
+    cli = zkstep_binary()
+    if cli is None:
+        pytest.skip("no zkstep binary: set ZKSTEP_BIN or build zkstep-cli")
+    run, _ = recorded
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    keys = tmp_path / "keys"
+    cmd = lambda *a: subprocess.run([cli, *a], capture_output=True, text=True, timeout=600)
+    r = cmd("keygen", "--spec", str(copy / "spec.toml"), "--out", str(keys))
+    assert r.returncode == 0, r.stderr
+    r = cmd("prove-run", "--run", str(copy), "--keys", str(keys))
+    assert r.returncode == 0, r.stderr
+    r = cmd("verify-run", "--run", str(copy), "--vk", str(keys / "verifying.key"), "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    # and a proof the CLI made reads and verifies in Python
+    spec = zkstep.Spec.load(str(copy / "spec.toml"))
+    proof = zkstep.Proof.load(str(copy / "proof_2.zkstep"))
+    vk = zkstep.VerifyingKey.load(str(keys / "verifying.key"))
+    after = zkstep.Checkpoint.load(spec, str(copy / "ckpt_3.safetensors"))
+    assert zkstep.verify(vk, proof, after=after)["step"] == 2
