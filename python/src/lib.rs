@@ -887,6 +887,12 @@ impl RunWriter {
     /// `batch` (checked by the reference executor: a step that does not
     /// follow is refused), with the loss `loss`.
     fn push(&mut self, batch: &Batch, after: &Checkpoint, loss: f64) -> PyResult<()> {
+        if batch.step != self.last.step {
+            return Err(err(format!(
+                "the batch is for step {}, the run's last checkpoint is θ_{}",
+                batch.step, self.last.step
+            )));
+        }
         zkstep_prover::ivc::check_step(&self.spec, &self.last, &after.inner, &batch.inner).map_err(err)?;
         let entry = zkstep_cli::run::StepEntry::new(
             &self.spec,

@@ -200,6 +200,8 @@ def test_a_run_directory_is_the_one_train_writes(tmp_path, step0):
     assert (e["c_before"], e["c_after"], e["c_batch"]) == (before.commitment(), after.commitment(), batch.commitment())
     for f in ("spec.toml", "ckpt_0.safetensors", "ckpt_1.safetensors", "batch_0.safetensors"):
         assert (tmp_path / "run" / f).exists()
+    with pytest.raises(zkstep.ZkstepError, match="step 0"):
+        run.push(batch, after, 0.0)  # step 0 again
     with pytest.raises(zkstep.ZkstepError):
         run.push(demo_batch(1), after, 0.0)  # θ_1 is not Step(θ_1, batch_1)
     with pytest.raises(zkstep.ZkstepError, match="already"):
