@@ -12,6 +12,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod checked;
+pub mod bound;
 pub mod commit;
 pub mod data;
 pub mod error;

@@ -9,209 +9,19 @@ use zkstep_core::data::{make_batch, two_moons};
 use zkstep_core::exec::predict;
 use zkstep_core::fixed::{to_fixed, to_real, ValueRange, SCALE};
 use zkstep_core::model::{seeded_salt, LayerParams, StateTensor};
-use zkstep_core::spec::{demo_spec, Activation, Optimizer};
+use zkstep_core::spec::demo_spec;
+use zkstep_core::bound::{real_step, BoundOptions, RealLayer};
 use zkstep_core::{step, Batch, Checkpoint, Matrix, ModelSpec};
 
 const U: f64 = 1.0 / SCALE as f64;
 
-/// Real matrix with a per-element error bound.
-#[derive(Clone)]
-struct Rm {
-    rows: usize,
-    cols: usize,
-    v: Vec<f64>,
-    e: Vec<f64>,
-}
-impl Rm {
-    fn exact(m: &Matrix) -> Rm {
-        Rm {
-            rows: m.rows,
-            cols: m.cols,
-            v: m.data.iter().map(|&x| to_real(x)).collect(),
-            e: vec![0.0; m.data.len()],
-        }
-    }
-    fn at(&self, i: usize, j: usize) -> (f64, f64) {
-        (self.v[i * self.cols + j], self.e[i * self.cols + j])
-    }
-}
-
-struct Expect {
-    w: Vec<Rm>,
-    b: Vec<(Vec<f64>, Vec<f64>)>,
-    vw: Vec<Rm>,
-    vb: Vec<(Vec<f64>, Vec<f64>)>,
-}
-
-/// The step in f64, propagating first-order bounds on |fixed − real|.
-/// Returns None when a ReLU pre-activation is within its bound of zero (selector ambiguous).
-fn f64_step(spec: &ModelSpec, ck: &Checkpoint, batch: &Batch) -> Option<Expect> {
-    let half = U / 2.0; // half-up rounding: |q − z/d| ≤ 1/2 ulp
-    let nl = spec.layers.len();
-    let mut acts = vec![Rm::exact(&batch.x)];
-    let mut sels: Vec<Option<Vec<bool>>> = vec![];
-    for (l, ls) in spec.layers.iter().enumerate() {
-        let a = &acts[l];
-        let lp = &ck.layers[l];
-        let mut z = Rm {
-            rows: a.rows,
-            cols: ls.outputs,
-            v: vec![0.0; a.rows * ls.outputs],
-            e: vec![0.0; a.rows * ls.outputs],
-        };
-        for i in 0..a.rows {
-            for j in 0..ls.outputs {
-                let mut s = to_real(lp.b[j]);
-                let mut e = half;
-                for k in 0..ls.inputs {
-                    let w = to_real(lp.w.at(j, k));
-                    let (av, ae) = a.at(i, k);
-                    s += av * w;
-                    e += w.abs() * ae;
-                }
-                z.v[i * ls.outputs + j] = s;
-                z.e[i * ls.outputs + j] = e;
-            }
-        }
-        if ls.activation == Activation::Relu {
-            if z.v.iter().zip(&z.e).any(|(v, e)| v.abs() <= e + U) {
-                return None;
-            }
-            let sel: Vec<bool> = z.v.iter().map(|&v| v > 0.0).collect();
-            for (n, &s) in sel.iter().enumerate() {
-                if !s {
-                    z.v[n] = 0.0;
-                    z.e[n] = 0.0;
-                }
-            }
-            sels.push(Some(sel));
-        } else {
-            sels.push(None);
-        }
-        acts.push(z);
-    }
-    // loss gradient
-    let out = &acts[nl];
-    let dout = spec.output_width();
-    let cr = 2.0 / (spec.batch_size * dout) as f64;
-    let cfx = to_real(spec.mse_grad_c());
-    let mut da = out.clone();
-    for n in 0..out.v.len() {
-        let (i, j) = (n / dout, n % dout);
-        let diff = out.v[n] - to_real(batch.y.at(i, j));
-        da.v[n] = cr * diff;
-        da.e[n] = cfx * out.e[n] + (cfx - cr).abs() * (diff.abs() + out.e[n]) + half;
-    }
-    let lr = to_real(spec.optimizer.lr_fx());
-    let mu = match spec.optimizer {
-        Optimizer::Momentum { mu_fx, .. } => to_real(mu_fx),
-        Optimizer::Sgd { .. } | Optimizer::Adam(_) => 0.0,
-    };
-    let mut ex = Expect {
-        w: vec![],
-        b: vec![],
-        vw: vec![],
-        vb: vec![],
-    };
-    for l in (0..nl).rev() {
-        let ls = &spec.layers[l];
-        let lp = &ck.layers[l];
-        let a = &acts[l];
-        let mut dz = da.clone();
-        if let Some(sel) = &sels[l] {
-            for (n, &s) in sel.iter().enumerate() {
-                if !s {
-                    dz.v[n] = 0.0;
-                    dz.e[n] = 0.0;
-                }
-            }
-        }
-        let (bsz, ni, no) = (a.rows, ls.inputs, ls.outputs);
-        let mut dw = Rm {
-            rows: no,
-            cols: ni,
-            v: vec![0.0; no * ni],
-            e: vec![0.0; no * ni],
-        };
-        let mut db = (vec![0.0; no], vec![0.0; no]);
-        for j in 0..no {
-            for i in 0..bsz {
-                let (g, ge) = dz.at(i, j);
-                db.0[j] += g;
-                db.1[j] += ge;
-                for k in 0..ni {
-                    let (x, xe) = a.at(i, k);
-                    dw.v[j * ni + k] += g * x;
-                    dw.e[j * ni + k] += (g.abs() + ge) * xe + (x.abs() + xe) * ge;
-                }
-            }
-        }
-        let mut next = Rm {
-            rows: bsz,
-            cols: ni,
-            v: vec![0.0; bsz * ni],
-            e: vec![half; bsz * ni],
-        };
-        for i in 0..bsz {
-            for k in 0..ni {
-                for j in 0..no {
-                    let w = to_real(lp.w.at(j, k));
-                    let (g, ge) = dz.at(i, j);
-                    next.v[i * ni + k] += g * w;
-                    next.e[i * ni + k] += w.abs() * ge;
-                }
-            }
-        }
-        let mut w_new = Rm::exact(&lp.w);
-        let mut b_new: (Vec<f64>, Vec<f64>) =
-            (lp.b.iter().map(|&x| to_real(x)).collect(), vec![0.0; no]);
-        let mut vw_new = Rm {
-            rows: no,
-            cols: ni,
-            v: vec![0.0; no * ni],
-            e: vec![0.0; no * ni],
-        };
-        let mut vb_new = (vec![0.0; no], vec![0.0; no]);
-        match spec.optimizer {
-            Optimizer::Sgd { .. } => {
-                for n in 0..no * ni {
-                    w_new.v[n] -= lr * dw.v[n];
-                    w_new.e[n] = lr * dw.e[n] + half;
-                }
-                for j in 0..no {
-                    b_new.0[j] -= lr * db.0[j];
-                    b_new.1[j] = lr * db.1[j] + half;
-                }
-            }
-            Optimizer::Momentum { .. } => {
-                let (vw, vb) = (&lp.state.first()?.w, &lp.state.first()?.b);
-                for n in 0..no * ni {
-                    vw_new.v[n] = mu * to_real(vw.data[n]) + dw.v[n];
-                    vw_new.e[n] = half + dw.e[n] + half;
-                    w_new.v[n] -= lr * vw_new.v[n];
-                    w_new.e[n] = lr * vw_new.e[n] + half;
-                }
-                for j in 0..no {
-                    vb_new.0[j] = mu * to_real(vb[j]) + db.0[j];
-                    vb_new.1[j] = half + db.1[j];
-                    b_new.0[j] -= lr * vb_new.0[j];
-                    b_new.1[j] = lr * vb_new.1[j] + half;
-                }
-            }
-            // Adam's float64 comparison is core/src/optim/adam.rs's test
-            Optimizer::Adam(_) => return None,
-        }
-        ex.w.push(w_new);
-        ex.b.push(b_new);
-        ex.vw.push(vw_new);
-        ex.vb.push(vb_new);
-        da = next;
-    }
-    ex.w.reverse();
-    ex.b.reverse();
-    ex.vw.reverse();
-    ex.vb.reverse();
-    Some(ex)
+/// The step in real arithmetic with §5's bounds (`zkstep_core::bound`), at
+/// rounding unit `rho` (None: the spec's). None when a ReLU selector is
+/// ambiguous.
+fn f64_step(spec: &ModelSpec, ck: &Checkpoint, batch: &Batch, rho: Option<f64>) -> Option<(Vec<RealLayer>, Checkpoint)> {
+    let t = step(spec, ck, batch).unwrap();
+    let opts = BoundOptions { rho, input_err: 0.0 };
+    real_step(spec, ck, batch, &t, opts).map(|r| (r, t.after))
 }
 
 fn within(got: i64, real: f64, bound: f64) -> bool {
@@ -314,23 +124,22 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
     fn fixed_point_step_tracks_f64((spec, ck, batch) in arb_case()) {
-        let Some(ex) = f64_step(&spec, &ck, &batch) else { return Ok(()) };
-        let t = step(&spec, &ck, &batch).unwrap();
-        for (l, lp) in t.after.layers.iter().enumerate() {
+        let Some((ex, after)) = f64_step(&spec, &ck, &batch, None) else { return Ok(()) };
+        for (l, lp) in after.layers.iter().enumerate() {
+            let x = &ex[l];
             for n in 0..lp.w.data.len() {
-                prop_assert!(within(lp.w.data[n], ex.w[l].v[n], ex.w[l].e[n]),
-                    "layer {} W'[{}]: fixed {} real {} bound {}", l + 1, n, to_real(lp.w.data[n]), ex.w[l].v[n], ex.w[l].e[n]);
+                prop_assert!(within(lp.w.data[n], x.w.v[n], x.w.e[n]),
+                    "layer {} W'[{}]: fixed {} real {} bound {}", l + 1, n, to_real(lp.w.data[n]), x.w.v[n], x.w.e[n]);
             }
             for j in 0..lp.b.len() {
-                prop_assert!(within(lp.b[j], ex.b[l].0[j], ex.b[l].1[j]), "layer {} b'[{}]", l + 1, j);
+                prop_assert!(within(lp.b[j], x.b.v[j], x.b.e[j]), "layer {} b'[{}]", l + 1, j);
             }
-            if let Some(st) = lp.state.first() {
-                let (vw, vb) = (&st.w, &st.b);
-                for n in 0..vw.data.len() {
-                    prop_assert!(within(vw.data[n], ex.vw[l].v[n], ex.vw[l].e[n]), "layer {} vW'[{}]", l + 1, n);
+            if let (Some(st), Some((vw, vb))) = (lp.state.first(), x.state.first()) {
+                for n in 0..st.w.data.len() {
+                    prop_assert!(within(st.w.data[n], vw.v[n], vw.e[n]), "layer {} vW'[{}]", l + 1, n);
                 }
-                for j in 0..vb.len() {
-                    prop_assert!(within(vb[j], ex.vb[l].0[j], ex.vb[l].1[j]), "layer {} vb'[{}]", l + 1, j);
+                for j in 0..st.b.len() {
+                    prop_assert!(within(st.b[j], vb.v[j], vb.e[j]), "layer {} vb'[{}]", l + 1, j);
                 }
             }
         }
@@ -346,15 +155,15 @@ fn bound_is_tight_enough_to_catch_a_wrong_rounding() {
     for _ in 0..200 {
         let (mut spec, ck, batch) = arb_case().new_tree(&mut runner).unwrap().current();
         spec.rounding = zkstep_core::fixed::Rounding::Floor;
-        let Some(ex) = f64_step(&spec, &ck, &batch) else {
+        // the half-up bound (ρ = ½ ulp), not the floor spec's own
+        let Some((ex, after)) = f64_step(&spec, &ck, &batch, Some(U / 2.0)) else {
             continue;
         };
-        let t = step(&spec, &ck, &batch).unwrap();
-        let bad = t.after.layers.iter().enumerate().any(|(l, lp)| {
+        let bad = after.layers.iter().enumerate().any(|(l, lp)| {
             lp.w.data
                 .iter()
                 .enumerate()
-                .any(|(n, &w)| !within(w, ex.w[l].v[n], ex.w[l].e[n]))
+                .any(|(n, &w)| !within(w, ex[l].w.v[n], ex[l].w.e[n]))
         });
         caught |= bad;
     }
@@ -431,7 +240,7 @@ fn the_f64_comparison_is_not_vacuous() {
     let compared = (0..200)
         .filter(|_| {
             let (spec, ck, batch) = arb_case().new_tree(&mut runner).unwrap().current();
-            f64_step(&spec, &ck, &batch).is_some()
+            f64_step(&spec, &ck, &batch, None).is_some()
         })
         .count();
     assert!(compared >= 150, "only {compared}/200 cases compared");

@@ -262,19 +262,7 @@ pub fn step(spec: &ModelSpec, m: &mut Model, x: &[Vec<f64>], y: &[Vec<f64>]) -> 
 /// PyTorch's Adam or AdamW update number `t` of one parameter in float64:
 /// `(θ, m, v)` and the gradient g give `(θ', m', v')`.
 pub fn adam_update(h: &AdamHyper, t: i32, (theta, m, v): (f64, f64, f64), g: f64) -> (f64, f64, f64) {
-    let s = SCALE as f64;
-    let lr = h.lr_fx as f64 / s;
-    let (b1, b2) = (h.beta1_fx as f64 / s, h.beta2_fx as f64 / s);
-    let (eps, wd) = (h.eps_fx as f64 / s, h.weight_decay_fx as f64 / s);
-    let (bc1, bc2) = (1.0 - b1.powi(t), 1.0 - b2.powi(t));
-    let (theta, g) = if h.decoupled {
-        (theta * (1.0 - lr * wd), g)
-    } else {
-        (theta, g + wd * theta)
-    };
-    let m = b1 * m + (1.0 - b1) * g;
-    let v = b2 * v + (1.0 - b2) * g * g;
-    (theta - lr / bc1 * m / (v.sqrt() / bc2.sqrt() + eps), m, v)
+    zkstep_core::optim::adam::adam_f64(h, t.max(0) as u64, theta, m, v, g)
 }
 
 /// The largest |θ' − float64| of one fixed-point Adam step's parameters,

@@ -317,6 +317,53 @@ impl Checkpoint {
         ))
     }
 
+    /// [`train_step`] with docs/SEMANTICS.md §5's element-wise bound on
+    /// |fixed − real| for every weight and bias of θ_{t+1} (real units),
+    /// as (name, shape, float64 bytes); `input_err` is an error on every
+    /// input and target (½·10⁻⁹ when the real step ran on the floats the
+    /// batch was quantised from). The bounds are None when a ReLU
+    /// pre-activation is within its bound of zero (its selector could differ).
+    #[pyo3(signature = (batch, input_err = 0.5e-9))]
+    #[allow(clippy::type_complexity)]
+    fn train_step_bounded<'py>(
+        &self,
+        py: Python<'py>,
+        batch: &Batch,
+        input_err: f64,
+    ) -> PyResult<(Checkpoint, f64, Option<Vec<(String, Vec<usize>, Bound<'py, PyBytes>)>>)> {
+        if batch.step != self.inner.step {
+            return Err(err(format!(
+                "the batch is for step {}, this checkpoint is θ_{}",
+                batch.step, self.inner.step
+            )));
+        }
+        let (trace, real) = py
+            .detach(|| {
+                let trace = zkstep_core::step(&self.spec, &self.inner, &batch.inner)?;
+                let opts = zkstep_core::bound::BoundOptions { rho: None, input_err };
+                let real = zkstep_core::bound::real_step(&self.spec, &self.inner, &batch.inner, &trace, opts);
+                Ok::<_, zkstep_core::CoreError>((trace, real))
+            })
+            .map_err(err)?;
+        let bytes = |v: &[f64]| PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+        let bounds = real.map(|layers| {
+            let mut out = vec![];
+            for (i, (r, ls)) in layers.iter().zip(&self.spec.layers).enumerate() {
+                out.push((format!("l{}.w", i + 1), vec![ls.outputs, ls.inputs], bytes(&r.w.e)));
+                out.push((format!("l{}.b", i + 1), vec![ls.outputs], bytes(&r.b.e)));
+            }
+            out
+        });
+        Ok((
+            Checkpoint {
+                inner: trace.after,
+                spec: self.spec.clone(),
+            },
+            trace.loss.loss,
+            bounds,
+        ))
+    }
+
     fn __eq__(&self, other: &Checkpoint) -> bool {
         self.inner == other.inner && self.spec.digest() == other.spec.digest()
     }

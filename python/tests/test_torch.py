@@ -148,6 +148,9 @@ def test_the_drift_stays_within_the_tolerance_over_twenty_steps(tmp_path, make_o
     opt = make_opt(m.parameters())
     rec = record(m, opt, nn.CrossEntropyLoss(), tmp_path / "run", 20, seed=1, data=blobs)
     assert len(rec.drifts) == 20 and all(d.ok for d in rec.drifts)
+    # float64: held to docs/SEMANTICS.md §5's element-wise bound, not a tolerance
+    assert sum(d.bound_ratio is not None for d in rec.drifts) >= 15
+    assert all(d.bound_ratio <= 1.0 for d in rec.drifts if d.bound_ratio is not None)
     # the drift is measured, not assumed: each step's PyTorch update differs
     # from the fixed-point one by more than nothing and far less than a step
     assert 0 < max(d.max_units for d in rec.drifts) <= 16
@@ -200,3 +203,16 @@ def test_the_cli_proves_and_verifies_a_recorded_run_unchanged(recorded, tmp_path
     vk = zkstep.VerifyingKey.load(str(keys / "verifying.key"))
     after = zkstep.Checkpoint.load(spec, str(copy / "ckpt_3.safetensors"))
     assert zkstep.verify(vk, proof, after=after)["step"] == 2
+
+
+def test_a_torch_step_other_than_the_spec_is_caught_by_the_bound(tmp_path):
+    # the spec declares lr = 0.1; PyTorch steps with 0.1·(1 + 10⁻⁵)
+    m = demo_model()
+    spec = zt.spec_from_torch(m, "mse", torch.optim.SGD(m.parameters(), lr=0.1), 8)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1 * (1 + 1e-5))
+    x, y = moons(8, 4)
+    with zt.Recorder(m, opt, "mse", str(tmp_path / "run"), batch_size=8, spec=spec, strict=True) as rec:
+        rec.batch(x, y)
+        nn.functional.mse_loss(m(torch.from_numpy(x)), torch.from_numpy(y)).backward()
+        with pytest.raises(zt.DriftError, match="bound"):
+            opt.step()

@@ -222,12 +222,18 @@ class StepDrift:
     max_units: float
     #: the tensor where it is largest (zkstep name)
     tensor: str
-    #: the tolerance it was held to, in units of 10⁻⁹
+    #: the tolerance it was held to, in units of 10⁻⁹ (when no bound applies)
     tolerance: float
     loss: float
+    #: with docs/SEMANTICS.md §5's element-wise bound (float64 models): the
+    #: largest |torch − fixed| / bound over the parameters (≤ 1: within it);
+    #: None when the tolerance was used instead
+    bound_ratio: Optional[float] = None
 
     @property
     def ok(self) -> bool:
+        if self.bound_ratio is not None:
+            return self.bound_ratio <= 1.0
         return self.max_units <= self.tolerance
 
 
@@ -244,16 +250,15 @@ class Recorder:
     model and optimizer state are then set to the fixed-point θ_{t+1}, so the
     model trained is the one proven and the two never diverge.
 
-    The default tolerance is 64 units plus 10⁻⁸ of the largest |θ| for a
-    float64 model — the fixed-point step's own error (docs/SEMANTICS.md §5)
-    is a few units at unit scale and the widths zkstep proves, and the
-    comparison quantises PyTorch's values (half a unit); 1–6 units are
-    measured on the example and the tests — and 64 units plus 10⁻⁶ of the
-    largest |θ| for a float32 model, whose own rounding (6·10⁻⁸ relative an
-    operation) dominates (26–55 units measured at unit scale). It is a
-    tolerance, not §5's bound element by element; give ``tolerance`` (units
-    of 10⁻⁹) for wide or deep models with large weights, whose bound grows
-    with ‖W‖∞ and the batch.
+    For a float64 model each weight and bias is held to docs/SEMANTICS.md
+    §5's element-wise bound on |fixed − real| (``Checkpoint.train_step_bounded``,
+    with the batch's quantisation as an input error and float64's own
+    rounding as slack): PyTorch's float64 step is that real step. Where §5
+    gives no bound (a float32 model, whose own rounding of 6·10⁻⁸ relative
+    an operation dominates; or a ReLU pre-activation within its bound of
+    zero) the drift is held to ``tolerance`` (units of 10⁻⁹): by default 64
+    units plus 10⁻⁸ (float64) or 10⁻⁶ (float32) of the largest |θ|
+    (26–55 units measured for float32 at unit scale).
     """
 
     def __init__(
@@ -299,27 +304,40 @@ class Recorder:
         if self._batch is None:
             raise ZkstepError("Recorder: call rec.batch(x, y) before optimizer.step()")
         batch, self._batch = self._batch, None
-        fixed, loss = self.current.train_step(batch)
-        torch_after, _ = checkpoint_from_torch(self.spec, self.model, self.optimizer, step=fixed.step)
-        a = checkpoint_to_numpy(torch_after, real=True)
+        fixed, loss, bounds = self.current.train_step_bounded(batch)
         b = checkpoint_to_numpy(fixed, real=True)
-        worst, where = 0.0, ""
-        for name in b:
-            if name.split(".", 1)[1] not in ("w", "b"):
-                continue  # the drift is measured on the parameters
-            d = float(np.abs(a[name] - b[name]).max()) * SCALE if b[name].size else 0.0
+        linears = [m for m in self.model if isinstance(m, nn.Linear)]
+        torch_params = {}
+        for l, lin in enumerate(linears, start=1):
+            torch_params[f"l{l}.w"] = _numpy(lin.weight).astype(np.float64)
+            torch_params[f"l{l}.b"] = _numpy(lin.bias).astype(np.float64)
+        use_bound = bounds is not None and next(self.model.parameters()).dtype == torch.float64
+        bound = {n: np.frombuffer(data, dtype="<f8").reshape(shape) for n, shape, data in bounds or []}
+        worst, where, ratio = 0.0, "", 0.0
+        for name, a in torch_params.items():
+            diff = np.abs(a - b[name])
+            d = float(diff.max()) * SCALE if diff.size else 0.0
             if d >= worst:
                 worst, where = d, name
-        drift = StepDrift(fixed.step - 1, worst, where, self._tolerance(b), loss)
+            if use_bound and diff.size:
+                # float64's own rounding in PyTorch's step, beside §5's bound
+                slack = 1e-12 * (1.0 + np.abs(b[name]))
+                ratio = max(ratio, float((diff / (bound[name] + slack)).max()))
+        drift = StepDrift(fixed.step - 1, worst, where, self._tolerance(b), loss, ratio if use_bound else None)
         self.drifts.append(drift)
         self.run.push(batch, fixed, loss)
         self.current = fixed
         if self.sync:
             load_into_torch(fixed, self.model, self.optimizer)
         if not drift.ok:
+            held = (
+                f"{drift.bound_ratio:.3g} times docs/SEMANTICS.md §5's bound"
+                if drift.bound_ratio is not None
+                else f"tolerance {drift.tolerance:.3g}"
+            )
             msg = (
                 f"step {drift.step}: PyTorch's update differs from the proven one by {drift.max_units:.3g} "
-                f"units of 1e-9 at `{drift.tensor}` (tolerance {drift.tolerance:.3g})"
+                f"units of 1e-9 at `{drift.tensor}` ({held})"
             )
             if self.strict:
                 raise DriftError(msg)
@@ -327,9 +345,13 @@ class Recorder:
 
     def drift_table(self) -> str:
         """The drift of every recorded step as a text table."""
-        rows = ["step  max drift (1e-9 units)  at      tolerance  loss", "----  ----------------------  ------  ---------  ----------"]
+        rows = [
+            "step  max drift (1e-9 units)  at      held to               loss",
+            "----  ----------------------  ------  --------------------  ----------",
+        ]
         for d in self.drifts:
-            rows.append(f"{d.step:4d}  {d.max_units:22.3f}  {d.tensor:6s}  {d.tolerance:9.3g}  {d.loss:.6g}")
+            held = f"§5 bound ({d.bound_ratio:.2f} of it)" if d.bound_ratio is not None else f"tolerance {d.tolerance:.3g}"
+            rows.append(f"{d.step:4d}  {d.max_units:22.3f}  {d.tensor:6s}  {held:20s}  {d.loss:.6g}")
         return "\n".join(rows)
 
     def close(self) -> None:

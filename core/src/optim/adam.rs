@@ -360,33 +360,73 @@ pub(crate) fn update(
     ))
 }
 
+/// PyTorch's update in float64, the real arithmetic the fixed point approximates.
+pub fn adam_f64(h: &AdamHyper, t: u64, th: f64, m: f64, v: f64, g: f64) -> (f64, f64, f64) {
+    let s = crate::fixed::SCALE as f64;
+    let (lr, b1, b2, eps, wd) = (
+        h.lr_fx as f64 / s,
+        h.beta1_fx as f64 / s,
+        h.beta2_fx as f64 / s,
+        h.eps_fx as f64 / s,
+        h.weight_decay_fx as f64 / s,
+    );
+    let (th, g) = if h.decoupled {
+        (th * (1.0 - lr * wd), g)
+    } else {
+        (th, g + wd * th)
+    };
+    let m = b1 * m + (1.0 - b1) * g;
+    let v = b2 * v + (1.0 - b2) * g * g;
+    let bc1 = 1.0 - b1.powi(t as i32);
+    let bc2 = 1.0 - b2.powi(t as i32);
+    let den = v.sqrt() / bc2.sqrt() + eps;
+    (th - lr / bc1 * m / den, m, v)
+}
+
+/// The first-order-free bound of docs/SEMANTICS.md §5 on one update's
+/// |θ' − θ*'| in units of S, from the stored inputs: `tr` the update,
+/// `e_grad` a bound on the error of the gradient it saw (units of S; 0 when
+/// it is exact), `delta_star` PyTorch's step from the same reals (units of
+/// S), `rho` the rounding's unit (½ or 1), `dk` the step constants'
+/// relative error.
+pub fn update_bound(
+    h: &AdamHyper,
+    k: &AdamStep,
+    tr: &AdamTrace,
+    e_grad: f64,
+    delta_star: f64,
+    rho: f64,
+    dk: f64,
+) -> f64 {
+    let s = crate::fixed::SCALE as f64;
+    let lambda = h.weight_decay_fx as f64 / s;
+    // Adam's L2 term is rounded into the gradient, AdamW's decay into θ
+    let e_g = e_grad + if !h.decoupled && lambda > 0.0 { rho } else { 0.0 };
+    let e_decay = if h.decoupled && lambda > 0.0 { rho } else { 0.0 };
+    let (b1, b2) = (h.beta1_fx as f64 / s, h.beta2_fx as f64 / s);
+    let g = tr.g.unsigned_abs() as f64;
+    // the moments (units of S²): their rounding and the gradient's
+    let em = rho + (1.0 - b1) * e_g * s;
+    let ev = rho + (1.0 - b2) * (2.0 * g * e_g + e_g * e_g);
+    let v = tr.v as f64;
+    // the root (units of S²): its rounding and v's
+    let er = 0.5 + s * if v > 0.0 { ev.sqrt().min(ev / v.sqrt()) } else { ev.sqrt() };
+    let (c2, k1) = (k.c2 as f64, k.k1 as f64);
+    let den = tr.den as f64;
+    let ed = er * c2 / s + rho + dk * den;
+    let m = tr.m.unsigned_abs() as f64;
+    let den_lo = (den - ed).max(h.eps_fx as f64 * s);
+    rho + e_decay
+        + (k1 * em + dk * k1 * m) / den
+        + k1 * (m + em) * (1.0 + dk) * ed / (den * den_lo)
+        // float64's own roundings in the reference (powi, sqrt, the division)
+        + 1e-9 * delta_star.abs()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fixed::SCALE;
-
-    /// PyTorch's update in float64, the real arithmetic the fixed point approximates.
-    fn adam_f64(h: &AdamHyper, t: u64, th: f64, m: f64, v: f64, g: f64) -> (f64, f64, f64) {
-        let s = SCALE as f64;
-        let (lr, b1, b2, eps, wd) = (
-            h.lr_fx as f64 / s,
-            h.beta1_fx as f64 / s,
-            h.beta2_fx as f64 / s,
-            h.eps_fx as f64 / s,
-            h.weight_decay_fx as f64 / s,
-        );
-        let (th, g) = if h.decoupled {
-            (th * (1.0 - lr * wd), g)
-        } else {
-            (th, g + wd * th)
-        };
-        let m = b1 * m + (1.0 - b1) * g;
-        let v = b2 * v + (1.0 - b2) * g * g;
-        let bc1 = 1.0 - b1.powi(t as i32);
-        let bc2 = 1.0 - b2.powi(t as i32);
-        let den = v.sqrt() / bc2.sqrt() + eps;
-        (th - lr / bc1 * m / den, m, v)
-    }
 
     /// n single steps of the power sequence, as SEMANTICS defines them.
     fn power_by_steps(mut p: i128, beta: i128, n: u64, r: Rounding) -> i128 {
@@ -489,42 +529,11 @@ mod tests {
         }
     }
 
-    /// The first-order-free bound of docs/SEMANTICS.md §5 on one update's
-    /// |θ' − θ*'| in units of S, from the stored inputs: `tr` the update,
-    /// `delta_star` PyTorch's step from the same reals (units of S), `rho`
-    /// the rounding's unit (½ or 1), `dk` the step constants' relative
-    /// error.
-    fn one_step_bound(h: &AdamHyper, k: &AdamStep, tr: &AdamTrace, delta_star: f64, rho: f64, dk: f64) -> f64 {
-        let s = SCALE as f64;
-        let lambda = h.weight_decay_fx as f64 / s;
-        // Adam's L2 term is rounded into the gradient, AdamW's decay into θ
-        let e_g = if !h.decoupled && lambda > 0.0 { rho } else { 0.0 };
-        let e_decay = if h.decoupled && lambda > 0.0 { rho } else { 0.0 };
-        let (b1, b2) = (h.beta1_fx as f64 / s, h.beta2_fx as f64 / s);
-        let g = tr.g.unsigned_abs() as f64;
-        // the moments (units of S²): their rounding and the gradient's
-        let em = rho + (1.0 - b1) * e_g * s;
-        let ev = rho + (1.0 - b2) * (2.0 * g * e_g + e_g * e_g);
-        let v = tr.v as f64;
-        // the root (units of S²): its rounding and v's
-        let er = 0.5 + s * if v > 0.0 { ev.sqrt().min(ev / v.sqrt()) } else { ev.sqrt() };
-        let (c2, k1) = (k.c2 as f64, k.k1 as f64);
-        let den = tr.den as f64;
-        let ed = er * c2 / s + rho + dk * den;
-        let m = tr.m.unsigned_abs() as f64;
-        let den_lo = (den - ed).max(h.eps_fx as f64 * s);
-        rho + e_decay
-            + (k1 * em + dk * k1 * m) / den
-            + k1 * (m + em) * (1.0 + dk) * ed / (den * den_lo)
-            // float64's own roundings in the reference (powi, sqrt, the division)
-            + 1e-9 * delta_star.abs()
-    }
-
     /// One update from stored (θ, m, v) beside PyTorch's from the same reals
     /// and the same gradient, for gradients of every size from 10⁻⁸ to 10⁻¹
     /// (a 60-step trajectory of each, every 7th gradient zero as at a dead
     /// unit), Adam and AdamW with λ = 0.01, both roundings: within
-    /// [`one_step_bound`] every time, and the step constants within 10⁻⁶ of
+    /// [`update_bound`] every time, and the step constants within 10⁻⁶ of
     /// their real values. The figures it prints are BENCHMARKS.md's.
     #[test]
     fn one_step_is_within_its_bound_for_gradients_of_every_size() {
@@ -557,7 +566,7 @@ mod tests {
                         let th_d = if decoupled { th * (1.0 - lr * h.weight_decay_fx as f64 / s) } else { th };
                         let delta_star = (th_d - want) * s;
                         let err = (tr.theta as f64 - want * s).abs();
-                        let bound = one_step_bound(&h, &k, &tr, delta_star, rho, dk);
+                        let bound = update_bound(&h, &k, &tr, 0.0, delta_star, rho, dk);
                         assert!(err <= bound, "{rounding:?} decoupled {decoupled} |g| ~ {size:e}, t {t}: {err} units > bound {bound} ({tr:?})");
                         worst = worst.max(err);
                         if delta_star.abs() > 0.0 {
