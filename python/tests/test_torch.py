@@ -216,3 +216,10 @@ def test_a_torch_step_other_than_the_spec_is_caught_by_the_bound(tmp_path):
         nn.functional.mse_loss(m(torch.from_numpy(x)), torch.from_numpy(y)).backward()
         with pytest.raises(zt.DriftError, match="bound"):
             opt.step()
+
+
+def test_the_torch_docstring_examples_run():
+    import doctest
+
+    failed, tried = doctest.testmod(zt, extraglobs={"nn": nn, "torch": torch}, raise_on_error=False)
+    assert tried > 0 and failed == 0

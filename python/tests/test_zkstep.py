@@ -240,3 +240,10 @@ def test_a_segment_of_two_steps_proves_and_verifies(keys, step0):
         zkstep.verify(vk, proof, batches=[batch1, batch0])
     with pytest.raises(zkstep.ZkstepError, match="k \\+ 1 checkpoints"):
         zkstep.prove_segment(keys, [before, after], [batch0, batch1])
+
+
+def test_the_docstring_examples_run():
+    import doctest
+
+    failed, tried = doctest.testmod(zkstep, raise_on_error=False)
+    assert tried > 0 and failed == 0

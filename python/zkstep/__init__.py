@@ -106,7 +106,7 @@ def checkpoint_from_numpy(
     >>> spec = Spec.demo()
     >>> ck, report = checkpoint_from_numpy(spec, {n: np.zeros(s) for n, s in zip(spec.tensor_names(), [(16, 2), (16,), (16, 16), (16,), (1, 16), (1,)])})
     >>> ck.step, report["count"]
-    (0, 321)
+    (0, 337)
     """
     st = None if optimizer_state is None else [(k, _raw(v)) for k, v in optimizer_state.items()]
     return Checkpoint.import_tensors(
