@@ -912,7 +912,8 @@ struct RunWriter {
 
 #[pymethods]
 impl RunWriter {
-    /// Start a run in `dir` (created; refused if it already holds a run) at `start`.
+    /// Start a run in `dir` at `start`: a new or empty directory (one holding
+    /// anything is refused, so nothing of the user's is overwritten).
     #[staticmethod]
     #[pyo3(signature = (dir, start, data = "python".to_string()))]
     fn create(dir: PathBuf, start: &Checkpoint, data: String) -> PyResult<Self> {
@@ -920,6 +921,15 @@ impl RunWriter {
         let manifest_path = dir.join(zkstep_cli::run::MANIFEST);
         if manifest_path.exists() {
             return Err(err(format!("{}: a run is already recorded here", manifest_path.display())));
+        }
+        // a new run goes into an empty directory, so nothing there is replaced
+        let mut entries = std::fs::read_dir(&dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
+        if let Some(e) = entries.next() {
+            let name = e.map(|e| e.file_name().to_string_lossy().into_owned()).unwrap_or_default();
+            return Err(err(format!(
+                "{}: not empty (it holds {name:?}): a run is recorded into an empty or new directory, so that nothing in it is overwritten",
+                dir.display()
+            )));
         }
         let manifest = zkstep_cli::run::RunWriter::fresh_manifest(&start.spec, &data, 0);
         let inner = zkstep_cli::run::RunWriter::create(&dir, &start.spec, &start.inner, manifest).map_err(err)?;

@@ -206,6 +206,13 @@ def test_a_run_directory_is_the_one_train_writes(tmp_path, step0):
         run.push(demo_batch(1), after, 0.0)  # θ_1 is not Step(θ_1, batch_1)
     with pytest.raises(zkstep.ZkstepError, match="already"):
         zkstep.RunWriter.create(str(tmp_path / "run"), before)
+    # a directory holding a file of the user's is refused, the file kept
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "ckpt_0.safetensors").write_bytes(b"the user's own")
+    with pytest.raises(zkstep.ZkstepError, match="not empty"):
+        zkstep.RunWriter.create(str(other), before)
+    assert (other / "ckpt_0.safetensors").read_bytes() == b"the user's own"
 
 
 def test_ctrl_c_stops_the_prover_at_the_next_fold(keys, step0):

@@ -278,9 +278,10 @@ class Recorder:
         self.spec = spec if spec is not None else spec_from_torch(model, loss, optimizer, batch_size)
         self.strict, self.sync, self.tolerance = strict, sync, tolerance
         self.current, report = checkpoint_from_torch(self.spec, model, optimizer, step=0)
+        # the run first: a refused directory leaves the model as it was
+        self.run = RunWriter.create(str(run_dir), self.current)
         if sync:
             load_into_torch(self.current, model, optimizer)
-        self.run = RunWriter.create(str(run_dir), self.current)
         self.drifts: List[StepDrift] = []
         self._batch: Optional[Batch] = None
         self._hook = optimizer.register_step_post_hook(self._after_step)
