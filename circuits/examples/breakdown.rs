@@ -6,6 +6,8 @@
 //!     cargo run --release -p zkstep-circuits --example breakdown -- --spec FILE [DEPTH] [ROWS]
 //!
 //! OPTIMIZER: sgd (default), momentum, adam or adamw, as `zkstep bench` sets them.
+//! `--evaluated` anywhere: θ bound by its evaluations at ζ
+//! (`CommitScheme::Evaluation`, not yet in proofs) instead of the chains.
 //! With `--spec`, any spec (a classifier's cross-entropy fold, say), ROWS
 //! defaulting to keygen's choice; "per weight" is then per weight of the
 //! widest layer's rows in a fold.
@@ -20,6 +22,12 @@ use zkstep_core::{Fr, ModelSpec};
 
 fn main() {
     let mut words: Vec<String> = std::env::args().skip(1).collect();
+    let scheme = if words.iter().any(|w| w == "--evaluated") {
+        words.retain(|w| w != "--evaluated");
+        zkstep_circuits::layout::CommitScheme::Evaluation
+    } else {
+        zkstep_circuits::layout::CommitScheme::Chain
+    };
     if words.first().map(String::as_str) == Some("--spec") {
         let path = words.get(1).expect("--spec FILE");
         let text = std::fs::read_to_string(path).expect("a readable spec");
@@ -31,7 +39,7 @@ fn main() {
                 .expect("a layout within the default budget"),
         };
         let width = spec.layers.iter().map(|l| l.inputs).max().unwrap_or(1);
-        report(path, layout, width, num(2).unwrap_or(3));
+        report(path, layout.with_commit_scheme(scheme), width, num(2).unwrap_or(3));
         return;
     }
     let optimizer = match words.get(4).map(String::as_str) {
@@ -58,7 +66,7 @@ fn main() {
         None => zkstep_circuits::sizing::fit(&spec, zkstep_circuits::DEFAULT_FOLD_BUDGET)
             .unwrap_or_else(|_| Layout::new(&spec, 1).expect("a layout")),
     };
-    report(&format!("width {width} batch {batch}"), layout, width, depth);
+    report(&format!("width {width} batch {batch}"), layout.with_commit_scheme(scheme), width, depth);
 }
 
 /// Synthesise the step circuit of `layout` and print its constraints and

@@ -13,15 +13,16 @@
 
 use crate::error::CircuitError;
 use crate::slots::FoldSlots;
+pub use crate::state::CommitScheme;
 use crate::state::{Final, Init, StatementField};
 pub use crate::transcript::Challenges;
 use crate::transcript::{domain, segment_absorb};
 use serde::{Deserialize, Serialize};
-use zkstep_core::commit::{chain_init, params_chain_init, CHUNK, PACK};
+use zkstep_core::commit::{chain_init, evaluate, param_coefficients, params_chain_init, CHUNK, PACK};
 use zkstep_core::optim::adam::AdamStep;
 use zkstep_core::poseidon::{fr_from_i128, h24, Fr, RATE};
 use zkstep_core::spec::Activation;
-use zkstep_core::ModelSpec;
+use zkstep_core::{Checkpoint, ModelSpec};
 
 /// Fields of a tile descriptor; the first [`DESC_NUMBERS`] are numbers, the rest flags.
 pub const DESC_FIELDS: usize = 16;
@@ -117,6 +118,8 @@ pub struct Layout {
     pub schedule: Vec<TileDesc>,
     /// Values per weight record (W row + b, and a row + bias per optimizer state tensor).
     pub record_len: usize,
+    /// How θ_t and θ_{t+1} are bound.
+    pub commit_scheme: CommitScheme,
     /// The IVC state's slots, by owning component.
     pub slots: FoldSlots,
     /// Bits of a range check's limbs (the lookup table is 2^limb_bits
@@ -218,11 +221,13 @@ impl Layout {
             limb_bits: 16,
             table_slice: 0,
             record_len,
+            commit_scheme: CommitScheme::Chain,
             slots: crate::slots::register(
                 spec.batch_size,
                 segments,
                 spec.optimizer.adam().is_some(),
                 spec.loss == zkstep_core::spec::Loss::CrossEntropy,
+                CommitScheme::Chain,
             ),
             schedule_digest: std::sync::OnceLock::new(),
         };
@@ -236,6 +241,46 @@ impl Layout {
             d.tbase = (f * layout.table_slice) % size;
         }
         Ok(layout)
+    }
+
+    /// The same layout with θ bound by `scheme` (the state's slots follow it).
+    pub fn with_commit_scheme(mut self, scheme: CommitScheme) -> Layout {
+        self.commit_scheme = scheme;
+        self.slots = crate::slots::register(
+            self.batch,
+            self.segments,
+            self.spec.optimizer.adam().is_some(),
+            self.spec.loss == zkstep_core::spec::Loss::CrossEntropy,
+            scheme,
+        );
+        self
+    }
+
+    /// The statement's values for θ (`c_before`, `c_after` of a
+    /// [`StepOpening`]) under this layout's scheme: the commitments (given),
+    /// or the evaluations of the checkpoints' coefficients at ζ.
+    pub fn theta_values(&self, commitments: [Fr; 2], theta: [&Checkpoint; 2], zeta: Fr) -> [Fr; 2] {
+        match self.commit_scheme {
+            CommitScheme::Chain => commitments,
+            CommitScheme::Evaluation => theta.map(|c| evaluate(&param_coefficients(&self.spec, c), zeta)),
+        }
+    }
+
+    /// The evaluation point of a step under these challenges (zero under
+    /// chains). For now a hash of ρ, so drawn after every fold's first
+    /// phase; the KZG statement will absorb the checkpoints' points too
+    /// (docs/design/kzg-checkpoints.md).
+    pub fn zeta(&self, ch: &crate::transcript::Challenges) -> Fr {
+        match self.commit_scheme {
+            CommitScheme::Chain => Fr::from(0u64),
+            CommitScheme::Evaluation => {
+                let mut input = [Fr::from(0u64); zkstep_core::poseidon::RATE];
+                input[0] = Fr::from(domain::ZETA);
+                input[1] = self.spec_digest;
+                input[2] = ch.rho;
+                h24(&input)
+            }
+        }
     }
 
     /// The widest layer (output units, or the input width): more rows per
@@ -398,6 +443,7 @@ impl Layout {
                     StatementField::Gamma => o.challenges.gamma,
                     StatementField::AdamK1 => o.adam.0,
                     StatementField::AdamC2 => o.adam.1,
+                    StatementField::Zeta => o.zeta,
                 },
                 Init::Chain(domain) => chain_init(domain, self.spec_digest),
                 Init::ParamsChain(after) => {
@@ -415,12 +461,20 @@ impl Layout {
 
     /// The state after the last step of a proof ending at parameters that
     /// commit to `c_end` at step `step_end`: the next step's start with
-    /// every value the prover would choose for it zero, and the segment
-    /// chains at `batches` and `adam_chain`. Everything in it follows from
-    /// the statement, so the verifier requires z_n to be exactly this.
-    pub fn final_state(&self, c_end: Fr, step_end: Fr, batches: Fr, adam_chain: Fr) -> Vec<Fr> {
+    /// every value the prover would choose for it zero, ζ as it was, and
+    /// the segment chains at `batches` and `adam_chain`. Everything in it
+    /// follows from the statement, so the verifier requires z_n to be
+    /// exactly this.
+    pub fn final_state(
+        &self,
+        (c_end, zeta): (Fr, Fr),
+        step_end: Fr,
+        batches: Fr,
+        adam_chain: Fr,
+    ) -> Vec<Fr> {
         let zero = Fr::from(0u64);
         let opening = StepOpening {
+            zeta,
             c_before: c_end,
             c_after: zero,
             c_batch: zero,
@@ -499,6 +553,8 @@ pub struct StepOpening {
     pub challenges: Challenges,
     /// Adam's (k₁, c₂) of update t + 1 (zero for another optimizer).
     pub adam: (Fr, Fr),
+    /// ζ ([`CommitScheme::Evaluation`]; zero under chains).
+    pub zeta: Fr,
 }
 
 /// Why a final state is not acceptable.
@@ -553,8 +609,9 @@ impl Layout {
             (Some(a), Some(i)) => segment_absorb(z0[i], &[z0[a.k1], z0[a.c2]]),
             _ => self.segment_init(false),
         };
+        let zeta = self.slots.commit.eval.map_or(Fr::from(0u64), |e| z0[e.zeta]);
         let expected = self.final_state(
-            z0[st.c_after],
+            (z0[st.c_after], zeta),
             z0[st.step] + Fr::from(1u64),
             segment_absorb(z0[seg.batches], &[z0[st.c_batch]]),
             adam,

@@ -64,17 +64,29 @@ pub struct ScheduleSlots {
     pub sched: usize,
 }
 
-/// Owned by the weight rows: the running commitments.
+/// Owned by the weight rows: the running commitments (chains), or the
+/// running evaluations of the checkpoint polynomials at ζ.
 #[derive(Clone, Copy, Debug)]
 pub struct CommitSlots {
-    /// Running Commit(θ_t).
+    /// Running Commit(θ_t), or Σ_k c_k(θ_t)·ζ^k over the coefficients so far.
     pub h_before: usize,
-    /// Running Commit(θ_{t+1}).
+    /// Running Commit(θ_{t+1}), or its evaluation so far.
     pub h_after: usize,
-    /// Constant: Commit(θ_{t+1})'s first link `params_chain_init(spec, t + 1)`,
+    /// Chains only: Commit(θ_{t+1})'s first link `params_chain_init(spec, t + 1)`,
     /// kept so that the next step's Commit(θ_t) chain starts from it (one
     /// hash fewer where a step closes).
-    pub after_start: usize,
+    pub after_start: Option<usize>,
+    /// Evaluations only: ζ and the running power ζ^k of the next coefficient.
+    pub eval: Option<EvalSlots>,
+}
+
+/// The evaluation point and the position reached ([`crate::state::CommitScheme::Evaluation`]).
+#[derive(Clone, Copy, Debug)]
+pub struct EvalSlots {
+    /// ζ (constant over a proof).
+    pub zeta: usize,
+    /// ζ^k, k the index of the next coefficient (1 at a step's start).
+    pub power: usize,
 }
 
 /// Owned by the settle component: γ.
@@ -185,8 +197,16 @@ pub struct FoldSlots {
 
 /// Register every slot for a batch of `batch` samples and rows cut into
 /// `segments`, with Adam's step constants when `adam`, the softmax's claims
-/// when `softmax` (cross-entropy), and the segment chains last.
-pub fn register(batch: usize, segments: usize, adam: bool, softmax: bool) -> FoldSlots {
+/// when `softmax` (cross-entropy), the commitments' slots for `scheme`, and
+/// the segment chains last.
+pub fn register(
+    batch: usize,
+    segments: usize,
+    adam: bool,
+    softmax: bool,
+    scheme: crate::state::CommitScheme,
+) -> FoldSlots {
+    let evaluated = scheme == crate::state::CommitScheme::Evaluation;
     use zkstep_core::commit::DOMAIN_COLUMNS;
     let mut r = Registry::default();
     let statement = StatementSlots {
@@ -204,10 +224,23 @@ pub fn register(batch: usize, segments: usize, adam: bool, softmax: bool) -> Fol
             Final::Schedule,
         ),
     };
-    let mut commit = CommitSlots {
-        h_before: r.add("h_before", Init::ParamsChain(false), Final::OpensCBefore),
-        h_after: r.add("h_after", Init::ParamsChain(true), Final::OpensCAfter),
-        after_start: 0,
+    let mut commit = if evaluated {
+        CommitSlots {
+            h_before: r.add("y_before", Init::Zero, Final::OpensCBefore),
+            h_after: r.add("y_after", Init::Zero, Final::OpensCAfter),
+            after_start: None,
+            eval: Some(EvalSlots {
+                zeta: constant(&mut r, "zeta", StatementField::Zeta),
+                power: r.add("zeta power", Init::One, Final::Cleared),
+            }),
+        }
+    } else {
+        CommitSlots {
+            h_before: r.add("h_before", Init::ParamsChain(false), Final::OpensCBefore),
+            h_after: r.add("h_after", Init::ParamsChain(true), Final::OpensCAfter),
+            after_start: None,
+            eval: None,
+        }
     };
     let batch_slots = BatchSlots {
         d_x: r.add("d_x", Init::Chain(DOMAIN_COLUMNS), Final::Cleared),
@@ -258,11 +291,13 @@ pub fn register(batch: usize, segments: usize, adam: bool, softmax: bool) -> Fol
         claims: private(&mut r, "softmax claims"),
         acc: private(&mut r, "softmax sums"),
     });
-    commit.after_start = r.add(
-        "c_after's first link",
-        Init::ParamsChain(true),
-        Final::Unchanged("c_after's first link"),
-    );
+    if !evaluated {
+        commit.after_start = Some(r.add(
+            "c_after's first link",
+            Init::ParamsChain(true),
+            Final::Unchanged("c_after's first link"),
+        ));
+    }
     use crate::transcript::domain::{SEGMENT_ADAM, SEGMENT_BATCHES};
     let segment = SegmentSlots {
         batches: r.add(

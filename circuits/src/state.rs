@@ -11,6 +11,22 @@
 
 use std::ops::Range;
 
+/// How a step's circuit binds θ_t and θ_{t+1} to its statement.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CommitScheme {
+    /// Poseidon chains computing Commit(θ_t) and Commit(θ_{t+1}) (what
+    /// proofs use today).
+    #[default]
+    Chain,
+    /// Running evaluations of θ_t's and θ_{t+1}'s coefficient vectors
+    /// (`zkstep_core::commit::param_coefficients`) at a point ζ drawn after
+    /// every fold's first phase, in the second phase: the statement's two
+    /// values are the evaluations, which a KZG opening of the checkpoints'
+    /// points links to them (docs/design/kzg-checkpoints.md; not yet in
+    /// proofs).
+    Evaluation,
+}
+
 /// How a slot starts at a step's first fold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Init {
@@ -19,7 +35,8 @@ pub enum Init {
     /// The first link of a hash chain with this domain tag.
     Chain(u64),
     /// The first link of `Commit(θ_t)` (false) or `Commit(θ_{t+1})` (true):
-    /// the step is inside the parameter commitments.
+    /// the step is inside the parameter commitments
+    /// ([`CommitScheme::Chain`]).
     ParamsChain(bool),
     /// Zero.
     Zero,
@@ -52,6 +69,11 @@ pub enum StatementField {
     AdamK1,
     /// Adam's c₂ = 1/√bc₂ of update t = step + 1 (derived from the step).
     AdamC2,
+    /// The evaluation point ζ of the checkpoint polynomials
+    /// ([`CommitScheme::Evaluation`]): one value for a whole
+    /// proof, so that one step's θ_{t+1} and the next step's θ_t are
+    /// compared at the same point.
+    Zeta,
 }
 
 /// What a step's last fold requires of a slot (checked in the circuit,
@@ -62,9 +84,11 @@ pub enum Final {
     Unchanged(&'static str),
     /// The schedule chain of the spec's tile descriptors.
     Schedule,
-    /// Equal to the statement's `c_before` (the running Commit(θ_t)).
+    /// Equal to the statement's `c_before` (the running Commit(θ_t), or
+    /// θ_t's running evaluation at ζ).
     OpensCBefore,
-    /// Equal to the statement's `c_after` (the running Commit(θ_{t+1})).
+    /// Equal to the statement's `c_after` (the running Commit(θ_{t+1}), or
+    /// θ_{t+1}'s running evaluation at ζ).
     OpensCAfter,
     /// Nothing: the slot carried private values, which the next step
     /// restarts (z_n is public, so none survives the last step).

@@ -22,6 +22,8 @@ pub mod domain {
     pub const SEGMENT_BATCHES: u64 = 0x7a6b_7374_6570_0015;
     /// Segment chain of the steps' Adam constants.
     pub const SEGMENT_ADAM: u64 = 0x7a6b_7374_6570_0016;
+    /// The evaluation point ζ of the checkpoint polynomials.
+    pub const ZETA: u64 = 0x7a6b_7374_6570_0017;
 }
 
 /// The two Fiat–Shamir challenges of a proof.

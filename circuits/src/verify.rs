@@ -165,13 +165,14 @@ fn verify_folds(
         step: Fr::from(st.step),
         challenges: first.challenges,
         adam: lay.adam_constants(st.step),
+        zeta: lay.zeta(&first.challenges),
     };
     let z0 = lay.first_state(&opening);
     let n = usize::try_from(num_folds).map_err(|_| Rejection("too many folds".into()))?;
     let adam = lay
         .adam_digest(st.step, k)
         .ok_or_else(|| Rejection("Adam's constants are undefined for these steps".into()))?;
-    let expected = lay.final_state(st.c_end, Fr::from(end), st.batches, adam);
+    let expected = lay.final_state((st.c_end, opening.zeta), Fr::from(end), st.batches, adam);
     snark.verify(vk, n, &z0, &expected).map_err(|e| {
         Rejection(format!(
             "the compressed proof does not verify from the statement's first state to its last (another commitment, step, batch or challenge, or a proof of other folds): {e}"

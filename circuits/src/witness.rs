@@ -315,8 +315,16 @@ pub fn build_step(
     challenges: Challenges,
 ) -> Result<(Vec<TileWitness>, StepStatement), CircuitError> {
     let spec = &layout.spec;
-    let (c, b) = commit_all(spec, &[before, &trace.after], &[batch]);
-    let commitments = [c[0], c[1], b[0]];
+    let chained = layout.commit_scheme == crate::layout::CommitScheme::Chain;
+    let ckpts: &[&Checkpoint] = if chained { &[before, &trace.after] } else { &[] };
+    let (c, b) = commit_all(spec, ckpts, &[batch]);
+    let zeta = layout.zeta(&challenges);
+    let [c_before, c_after] = layout.theta_values(
+        [c.first().copied(), c.get(1).copied()].map(|c| c.unwrap_or(Fr::from(0u64))),
+        [before, &trace.after],
+        zeta,
+    );
+    let c_batch = b[0];
     let nl = layout.spec.layers.len();
     if trace.forward.len() != nl || before.layers.len() != nl {
         return Err(CircuitError::TraceLayers);
@@ -348,10 +356,10 @@ pub fn build_step(
         out.push(tw);
     }
     fill_claims(layout, trace, challenges.rho, batch, &mut out);
-    let [c_before, c_after, c_batch] = commitments;
     Ok((
         out,
         StepOpening {
+            zeta,
             c_before,
             c_after,
             c_batch,

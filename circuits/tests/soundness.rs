@@ -6,6 +6,7 @@
 mod common;
 use common::*;
 use zkstep_circuits::layout::FinalStateError;
+use zkstep_circuits::Layout;
 use zkstep_circuits::update::{sgd::SgdRow, RowUpdate};
 use zkstep_circuits::witness::TileWitness;
 
@@ -417,6 +418,47 @@ fn an_integer_learning_rate_pins_its_remainder() {
     });
 }
 
+/// θ bound by its evaluations at ζ ([`CommitScheme::Evaluation`], not yet
+/// in proofs): a step with whole rows, an Adam step (state rows in the
+/// record) and rows cut into segments are accepted with the statement's
+/// values the native evaluations, and a claimed evaluation of another θ_t
+/// or θ_{t+1} (one weight or one bias changed) is rejected where the step
+/// closes.
+#[test]
+fn evaluations_at_zeta_bind_both_checkpoints() {
+    use zkstep_circuits::layout::CommitScheme;
+    use zkstep_core::commit::{evaluate, param_coefficients};
+    let adam = TWO_LAYER.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1");
+    let wide = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 300\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n";
+    for base in [case(TWO_LAYER, Some(2), 5), case(&adam, Some(1), 6), case_segmented(wide, 5, 3)] {
+        let lay = Layout::clone(&base.layout).with_commit_scheme(CommitScheme::Evaluation);
+        let c = case_in(base.spec.clone(), base.before.clone(), base.batch.clone(), lay);
+        let zn = run_all(&c.layout, &c.witnesses, &c.z0).unwrap();
+        c.layout.check_final(&c.z0, &zn).unwrap();
+        let (st, ev) = (&c.layout.slots.statement, c.layout.slots.commit.eval.unwrap());
+        let zeta = c.z0[ev.zeta];
+        let at = |ck: &zkstep_core::Checkpoint| evaluate(&param_coefficients(&c.spec, ck), zeta);
+        assert_eq!((c.z0[st.c_before], c.z0[st.c_after]), (at(&c.before), at(&c.after)));
+        for (slot, needle, ck) in [
+            (st.c_before, "closes_y_before", &c.before),
+            (st.c_after, "closes_y_after", &c.after),
+        ] {
+            for layer in [0, 1] {
+                let mut other = ck.clone();
+                other.layers[layer].w.data[1] += 1;
+                let mut third = ck.clone();
+                third.layers[layer].b[0] -= 1;
+                for o in [other, third] {
+                    let mut z0 = c.z0.clone();
+                    z0[slot] = at(&o);
+                    let err = run_all(&c.layout, &c.witnesses, &z0).unwrap_err();
+                    assert!(err.1.contains(needle), "{err:?}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn segments_of_a_row_are_checked_together() {
     let toml = "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 300\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n";
@@ -700,11 +742,15 @@ fn a_cross_entropy_row_cut_into_segments() {
 /// range of steps, or a step's opening off by one are rejected.
 #[test]
 fn a_segment_of_steps_chains_and_rejects_what_it_does_not_prove() {
-    for toml in [
-        TWO_LAYER.to_string(),
-        TWO_LAYER.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1"),
+    use zkstep_circuits::layout::CommitScheme;
+    let adam = TWO_LAYER.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1");
+    for (toml, scheme) in [
+        (TWO_LAYER, CommitScheme::Chain),
+        (&adam, CommitScheme::Chain),
+        (TWO_LAYER, CommitScheme::Evaluation),
+        (&adam, CommitScheme::Evaluation),
     ] {
-        let s = segment(&toml, 2, 7, 3);
+        let s = segment_in(toml, 2, 7, 3, &|_, _, _| None, scheme);
         let zn = run_all(&s.layout, &s.witnesses, &s.z0).unwrap();
         let cb = s.c_batches();
         let lay = &s.layout;
@@ -727,8 +773,12 @@ fn a_segment_of_steps_chains_and_rejects_what_it_does_not_prove() {
         let one = zkstep_core::Fr::from(1u64);
         // a closing fold that opens the next step with another c_after,
         // c_batch, ρ or γ: the next step cannot close
+        let closes_after = format!(
+            "closes_{}",
+            lay.slots.registry.slots()[lay.slots.commit.h_after].name
+        );
         for (what, needle) in [
-            (0, "closes_h_after"),
+            (0, closes_after.as_str()),
             (1, "c_batch_opened"),
             (2, ""),
             (3, ""),

@@ -158,14 +158,35 @@ pub fn param_record_values(ckpt: &Checkpoint, l: usize, j: usize, width: usize) 
 /// `Commit(θ_t)` under a spec, t = `ckpt.step` (the checkpoint must already
 /// match the spec's shapes).
 pub fn commit_params(spec: &ModelSpec, ckpt: &Checkpoint) -> Fr {
+    packed_records(spec, ckpt).fold(
+        params_chain_init(spec.digest(), Fr::from(ckpt.step)),
+        |h, rec| chain_absorb(h, &rec),
+    )
+}
+
+/// θ's records in commitment order (layers last to first, units in order),
+/// each packed ([`pack_values`]).
+fn packed_records<'a>(spec: &ModelSpec, ckpt: &'a Checkpoint) -> impl Iterator<Item = Vec<Fr>> + 'a {
     let width = spec.record_width();
-    let mut h = params_chain_init(spec.digest(), Fr::from(ckpt.step));
-    for l in (0..ckpt.layers.len()).rev() {
-        for j in 0..ckpt.layers[l].w.rows {
-            h = chain_absorb(h, &pack_values(&param_record_values(ckpt, l, j, width)));
-        }
-    }
-    h
+    (0..ckpt.layers.len())
+        .rev()
+        .flat_map(move |l| (0..ckpt.layers[l].w.rows).map(move |j| (l, j)))
+        .map(move |(l, j)| pack_values(&param_record_values(ckpt, l, j, width)))
+}
+
+/// θ as the coefficients of one polynomial (docs/design/kzg-checkpoints.md):
+/// the packed records in [`commit_params`]' order, concatenated, so that
+/// coefficient k is the k-th element the commitment chain absorbs. The
+/// circuit evaluates the same sequence at a challenge ζ, a record (or a
+/// segment of one) at a time ([`evaluate`]).
+pub fn param_coefficients(spec: &ModelSpec, ckpt: &Checkpoint) -> Vec<Fr> {
+    packed_records(spec, ckpt).flatten().collect()
+}
+
+/// `Σ_k c_k·ζ^k` by Horner's rule (the native twin of the circuit's running
+/// evaluation).
+pub fn evaluate(coeffs: &[Fr], zeta: Fr) -> Fr {
+    coeffs.iter().rev().fold(Fr::ZERO, |acc, c| acc * zeta + c)
 }
 
 /// `Commit(θ)` of each checkpoint and `Commit(batch, salt)` of each batch,
@@ -297,6 +318,39 @@ mod tests {
         w.data[..16].copy_from_slice(&r1);
         w.data[16..32].copy_from_slice(&r0);
         assert_ne!(h, commit_params(&spec, &d));
+    }
+
+    #[test]
+    fn coefficients_are_what_the_chain_absorbs_in_order() {
+        let spec = demo_spec();
+        let mut c = Checkpoint::init(&spec, 3);
+        c.step = 4;
+        let coeffs = param_coefficients(&spec, &c);
+        // one element a packed record entry: records of each layer's units,
+        // the top layer first
+        let width = spec.record_width();
+        assert!(c.layers.iter().all(|l| l.state.is_empty()), "the demo is SGD");
+        let per_unit = (width + 1).div_ceil(PACK);
+        let units: usize = c.layers.iter().map(|l| l.w.rows).sum();
+        assert_eq!(coeffs.len(), units * per_unit);
+        let top = c.layers.len() - 1;
+        assert_eq!(&coeffs[..per_unit], &pack_values(&param_record_values(&c, top, 0, width))[..]);
+        // absorbing them record by record is Commit(θ)
+        let h = coeffs
+            .chunks(per_unit)
+            .fold(params_chain_init(spec.digest(), Fr::from(4u64)), chain_absorb);
+        assert_eq!(h, commit_params(&spec, &c));
+        // Horner is the sum of powers, and a changed value changes it
+        let z = Fr::from(0x1234_5678u64);
+        let direct = coeffs
+            .iter()
+            .enumerate()
+            .fold(Fr::ZERO, |acc, (k, c)| acc + *c * z.pow_vartime([k as u64]));
+        assert_eq!(evaluate(&coeffs, z), direct);
+        let mut d = c.clone();
+        d.layers[0].b[1] += 1;
+        assert_ne!(evaluate(&param_coefficients(&spec, &d), z), direct);
+        assert_eq!(evaluate(&[], z), Fr::ZERO);
     }
 
     #[test]

@@ -123,6 +123,13 @@ pub fn keygen_with(
         Some(c) => c,
         None => zkstep_circuits::sizing::compression_for(&layout)?,
     };
+    keygen_layout(layout, compression, setup)
+}
+
+/// Make keys for a layout chosen by the caller (its rows, segments and
+/// commitment scheme) and a compression.
+pub fn keygen_layout(layout: Arc<Layout>, compression: Compression, setup: Setup) -> Result<Keys> {
+    init_msm();
     let (pp, pk, vk, params) = match setup {
         Setup::Dev => {
             let shape = TileCircuit::shape(layout.clone());

@@ -132,7 +132,7 @@ fn powers_of<CS: ConstraintSystem<Fr>>(
 }
 
 /// `x^e` for e ≥ 1 by squaring and multiplying (≤ 2·log₂ e constraints).
-fn power<CS: ConstraintSystem<Fr>>(mut cs: CS, x: &Expr, e: usize) -> Result<Var, SynthesisError> {
+pub(crate) fn power<CS: ConstraintSystem<Fr>>(mut cs: CS, x: &Expr, e: usize) -> Result<Var, SynthesisError> {
     let mut acc: Option<Var> = None;
     for b in (0..usize::BITS - e.leading_zeros()).rev() {
         acc = Some(match acc {

@@ -53,6 +53,8 @@ pub(crate) struct RowsOut {
     pub h_before: Expr,
     /// Running Commit(θ_{t+1}) after this tile.
     pub h_after: Expr,
+    /// Evaluations only: ζ^k, k the next coefficient's index.
+    pub zeta_pow: Expr,
     /// This tile's share of the input-gradient identity's right side.
     pub part_r: Expr,
     /// Row 0's running (F1 right side, F2 left side, F3 weight factor) over
@@ -81,6 +83,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadge
     let mut out = RowsOut {
         h_before: ctx.z(commit.h_before),
         h_after: ctx.z(commit.h_after),
+        zeta_pow: commit.eval.map_or(zero(), |e| ctx.z(e.power)),
         part_r: zero(),
         acc: (ctx.z[0].clone(), ctx.z[0].clone(), ctx.z[0].clone()),
     };
@@ -147,6 +150,23 @@ fn row<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     // commitments: the record's rows a block at a time, then the biases
     // (`param_record`, the native order)
     let live = (&var(&inp.desc.row_mask[t]), &active);
+    if let Some(ev) = ctx.lay.slots.commit.eval {
+        // ζ is drawn after the first phase, so the evaluations are in W₂
+        let zeta = ctx.z(ev.zeta);
+        return after_challenges(|| {
+            evaluate_records(
+                cs.namespace(|| "theta_at_zeta"),
+                ctx,
+                &zeta,
+                live,
+                out,
+                [
+                    (&sums.wrow, &sums.state, var(&b), &bias.state),
+                    (&sums.wnew, &sums.state_new, var(&b_new), &bias.state_new),
+                ],
+            )
+        });
+    }
     out.h_before = absorb_record(
         cs.namespace(|| "c_before"),
         ctx,
@@ -163,6 +183,68 @@ fn row<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
         (&sums.wnew, &sums.state_new),
         (var(&b_new), &bias.state_new),
     )?;
+    Ok(())
+}
+
+/// A row's record in θ_t and in θ_{t+1}: its W (or W′) row and state rows,
+/// its biases.
+type RecordVars<'a> = (&'a [Expr], &'a [Vec<Expr>], Expr, &'a [Expr]);
+
+/// The pieces of a row's record as [`absorb_record`] cuts them, packed:
+/// the whole record when rows are whole, else this segment's blocks (live
+/// when `live.0`) and the biases (on the row's last segment, `live.1`).
+fn record_pieces<CS: ConstraintSystem<Fr>>(
+    ctx: &Ctx,
+    live: (&Expr, &Expr),
+    (w, state, b, bstate): &RecordVars,
+) -> Vec<(Expr, Vec<Expr>)> {
+    let mut rows: Vec<&[Expr]> = vec![w];
+    rows.extend(state.iter().map(Vec::as_slice));
+    let mut biases = vec![b.clone()];
+    biases.extend_from_slice(bstate);
+    if ctx.lay.segments == 1 {
+        return vec![(live.1.clone(), pack::<CS>(&param_record(&rows, &biases)))];
+    }
+    vec![
+        (live.0.clone(), pack::<CS>(&record_body(&rows))),
+        (live.1.clone(), pack::<CS>(&biases)),
+    ]
+}
+
+/// Add a row's coefficients, in θ_t and θ_{t+1} alike, to the running
+/// evaluations at ζ: a piece of m packed values at position k adds
+/// `ζ^k·Σ_i e_i·ζ^i` (Horner's rule, m − 1 products a side) and moves the
+/// position to k + m, where its mask is set; the masked power is shared by
+/// both sides. The native twin is `zkstep_core::commit::evaluate` over
+/// `param_coefficients`.
+fn evaluate_records<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    ctx: &Ctx,
+    zeta: &Expr,
+    live: (&Expr, &Expr),
+    out: &mut RowsOut,
+    [before, after]: [RecordVars; 2],
+) -> Result<(), SynthesisError> {
+    let pieces = record_pieces::<CS>(ctx, live, &before)
+        .into_iter()
+        .zip(record_pieces::<CS>(ctx, live, &after));
+    for (k, ((mask, eb), (_, ea))) in pieces.enumerate() {
+        let mut cs = cs.namespace(|| format!("piece{k}"));
+        let sb = horner(cs.namespace(|| "before"), zeta, &eb)?;
+        let sa = horner(cs.namespace(|| "after"), zeta, &ea)?;
+        let q = var(&mul(cs.namespace(|| "masked_power"), &mask, &out.zeta_pow)?);
+        let tb = mul(cs.namespace(|| "term_before"), &q, &sb)?;
+        let ta = mul(cs.namespace(|| "term_after"), &q, &sa)?;
+        out.h_before = add(&out.h_before, &var(&tb));
+        out.h_after = add(&out.h_after, &var(&ta));
+        let zm = super::challenges::power(cs.namespace(|| "zeta_m"), zeta, eb.len())?;
+        let step = mul(
+            cs.namespace(|| "advance"),
+            &q,
+            &sub(&var(&zm), &ctx.one::<CS>()),
+        )?;
+        out.zeta_pow = add(&out.zeta_pow, &var(&step));
+    }
     Ok(())
 }
 

@@ -80,6 +80,9 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>>(
     out[sl.schedule.sched] = p.desc.sched.clone();
     out[sl.commit.h_before] = m("hb", &p.rows.h_before)?;
     out[sl.commit.h_after] = m("ha", &p.rows.h_after)?;
+    if let Some(ev) = sl.commit.eval {
+        out[ev.power] = m("zeta_pow", &p.rows.zeta_pow)?;
+    }
     out[sl.batch.d_x] = m("dx", &p.inputs.d_x)?;
     out[sl.batch.d_y] = m("dy", &p.produced.d_y)?;
     for (i, c) in sl.links.claim_ta.clone().zip(&p.consumed.claim_ta) {
@@ -197,11 +200,15 @@ fn close_step<CS: ConstraintSystem<Fr>>(
     let spec = cst::<CS>(lay.spec_digest);
     let step = add(&ctx.z(sl.statement.step), &one);
     let c_before = ctx.z(sl.statement.c_after);
-    let after_start = hash(
-        &mut cs,
-        "params_after",
-        vec![c(DOMAIN_PARAMS), spec.clone(), add(&step, &one)],
-    )?;
+    // chains only: the next step's Commit(θ_{t+1})'s first link
+    let after_start = match sl.commit.after_start {
+        Some(_) => Some(hash(
+            &mut cs,
+            "params_after",
+            vec![c(DOMAIN_PARAMS), spec.clone(), add(&step, &one)],
+        )?),
+        None => None,
+    };
     for (i, slot) in slots.iter().enumerate() {
         if slot.last == Final::Lookup {
             continue; // the second phase closes the lookup sums
@@ -217,11 +224,18 @@ fn close_step<CS: ConstraintSystem<Fr>>(
                 StatementField::AdamK1 => nv[4].clone(),
                 StatementField::AdamC2 => nv[5].clone(),
                 StatementField::Step => step.clone(),
+                // one point for the whole proof
+                StatementField::Zeta => ctx.z(i),
             },
             Init::Chain(d) => cst::<CS>(chain_init(d, lay.spec_digest)),
             // Commit(θ_{t+1})'s first link is the next step's Commit(θ_t)'s
-            Init::ParamsChain(false) => ctx.z(sl.commit.after_start),
-            Init::ParamsChain(true) => after_start.clone(),
+            Init::ParamsChain(after) => match (after, sl.commit.after_start, &after_start) {
+                (false, Some(a), _) => ctx.z(a),
+                (true, _, Some(h)) => h.clone(),
+                _ => return Err(SynthesisError::Unsatisfiable(
+                    "a commitment chain without its first links' slot".into(),
+                )),
+            },
             Init::Zero => zero(),
             Init::One => one.clone(),
             Init::Segment(_) => {

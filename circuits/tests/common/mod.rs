@@ -8,6 +8,7 @@ use nova_snark::frontend::test_cs::TestConstraintSystem;
 use nova_snark::frontend::ConstraintSystem;
 use std::sync::Arc;
 use zkstep_circuits::witness::{build_step, TileWitness};
+use zkstep_circuits::layout::CommitScheme;
 use zkstep_circuits::{Layout, TileCircuit};
 use zkstep_core::commit::commit_params;
 use zkstep_core::model::seeded_salt;
@@ -258,9 +259,21 @@ pub type StepEdit<'a> = dyn Fn(usize, &Checkpoint, &mut zkstep_core::StepTrace) 
 /// [`segment`], with each step's trace passed through `edit` before its
 /// witness is built: a forger's segment, every fold of which is satisfied.
 pub fn segment_with(toml: &str, rows: usize, seed: u64, k: usize, edit: &StepEdit<'_>) -> Segment {
+    segment_in(toml, rows, seed, k, edit, CommitScheme::Chain)
+}
+
+/// [`segment_with`] under a commitment scheme.
+pub fn segment_in(
+    toml: &str,
+    rows: usize,
+    seed: u64,
+    k: usize,
+    edit: &StepEdit<'_>,
+    scheme: CommitScheme,
+) -> Segment {
     use zkstep_circuits::witness::NextStep;
     let spec = ModelSpec::from_toml_str(toml).unwrap();
-    let layout = Arc::new(Layout::new(&spec, rows).unwrap());
+    let layout = Arc::new(Layout::new(&spec, rows).unwrap().with_commit_scheme(scheme));
     let mut cp = Checkpoint::init(&spec, seed);
     let mut steps: Vec<(Vec<TileWitness>, zkstep_circuits::layout::StepOpening)> = vec![];
     for s in 0..k {
@@ -301,8 +314,11 @@ impl Segment {
     /// The final state the verifier derives from the segment's statement.
     pub fn expected_final(&self, c_batches: &[Fr], t: u64, k: u64) -> Vec<Fr> {
         let lay = &self.layout;
+        let zeta = self.openings[0].zeta;
+        let end = [&self.end; 2];
+        let c_end = lay.theta_values([commit_params(&lay.spec, &self.end); 2], end, zeta)[0];
         lay.final_state(
-            commit_params(&lay.spec, &self.end),
+            (c_end, zeta),
             Fr::from(t + k),
             lay.batches_digest(c_batches),
             lay.adam_digest(t, k).unwrap(),
