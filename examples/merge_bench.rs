@@ -7,7 +7,9 @@
 //! Prints the layout (units a fold, folds, constraints a fold, constraints
 //! per value × model), then, unless `--dry-run`, keygen, the prove's parts,
 //! the proof's size and the verification. Peak memory: run it under
-//! `/usr/bin/time -f %M`.
+//! `/usr/bin/time -f %M`. `--dry-run --evaluated`: the layout with the
+//! checkpoints bound by their evaluations at ζ (`CommitScheme::Evaluation`,
+//! not yet in proofs).
 
 use std::time::Instant;
 use zkstep_circuits::merge::{MergeLayout, MergeStatement};
@@ -31,8 +33,13 @@ fn main() {
     .expect("a valid spec");
     let values = width * width + width;
     // a unit whose N + 2 records alone exceed the default budget: one a fold
-    let lay = MergeLayout::fit(&spec, n, zkstep_circuits::DEFAULT_FOLD_BUDGET)
-        .or_else(|_| MergeLayout::new(&spec, n, 1))
+    let scheme = match args.iter().any(|a| a == "--evaluated") {
+        true if dry => zkstep_circuits::layout::CommitScheme::Evaluation,
+        true => panic!("--evaluated: the dry run only (merge proofs still use the chains)"),
+        false => zkstep_circuits::layout::CommitScheme::Chain,
+    };
+    let lay = MergeLayout::fit_in(&spec, n, zkstep_circuits::DEFAULT_FOLD_BUDGET, scheme)
+        .or_else(|_| MergeLayout::new(&spec, n, 1).map(|l| l.with_commit_scheme(scheme)))
         .map_err(|e| e.to_string())
         .expect("a merge layout");
     let per_fold = lay.num_constraints().expect("a shape");

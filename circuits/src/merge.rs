@@ -25,9 +25,16 @@
 //! sets every Dᵢ to 0, so the distances never leave the proof. Range checks
 //! are LogUp lookups at the run's challenge α (the table's 2ᴸ entries
 //! sliced across the folds, as the step circuit does).
+//!
+//! Under `CommitScheme::Evaluation` (docs/design/kzg-checkpoints.md; not
+//! yet in proofs) the chains give way to running evaluations of each
+//! checkpoint's coefficients at ζ, added in the second phase (Horner's
+//! rule on each unit's packed record, as the step circuit's rows do); the
+//! state then also holds α (required to be the drawn one), ζ (which the
+//! verifier derives from it) and the running power ζ^k.
 
 use crate::error::CircuitError;
-use crate::layout::{limb_bits, table_slice};
+use crate::layout::{limb_bits, table_slice, CommitScheme};
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::test_shape_cs::TestShapeCS;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
@@ -77,12 +84,16 @@ pub struct MergeLayout {
     pub limb_bits: u32,
     /// Table entries each fold holds (a power of two).
     pub table_slice: usize,
+    /// How the checkpoints are bound (chains, or evaluations at ζ).
+    pub scheme: CommitScheme,
 }
 
 /// Slots of the merge's IVC state.
 #[derive(Clone, Copy, Debug)]
 struct Slots {
     n: usize,
+    /// The evaluation scheme's three slots after the others.
+    evaluated: bool,
 }
 
 impl Slots {
@@ -110,8 +121,20 @@ impl Slots {
     fn table(self) -> usize {
         6 + 4 * self.n
     }
-    fn arity(self) -> usize {
+    /// Evaluations: α, as drawn.
+    fn alpha(self) -> usize {
         7 + 4 * self.n
+    }
+    /// Evaluations: ζ.
+    fn zeta(self) -> usize {
+        8 + 4 * self.n
+    }
+    /// Evaluations: ζ^k, k the next coefficient's index.
+    fn power(self) -> usize {
+        9 + 4 * self.n
+    }
+    fn arity(self) -> usize {
+        7 + 4 * self.n + if self.evaluated { 3 } else { 0 }
     }
 }
 
@@ -175,6 +198,7 @@ impl MergeLayout {
             units_per_fold,
             limb_bits: zkstep_core::lookup::MAX_LIMB_BITS,
             table_slice: 0,
+            scheme: CommitScheme::Chain,
         };
         let folds = lay.num_folds();
         let lookups16 = units_per_fold * lay.record_len * ((nodes + 2) * 4 + 8);
@@ -186,13 +210,19 @@ impl MergeLayout {
     /// The most units a fold within `budget` constraints (the merge's
     /// circuit, measured on one and two units: it is linear in them).
     pub fn fit(spec: &ModelSpec, nodes: usize, budget: usize) -> Result<Self, CircuitError> {
-        let one = Self::new(spec, nodes, 1)?;
+        Self::fit_in(spec, nodes, budget, CommitScheme::Chain)
+    }
+
+    /// [`MergeLayout::fit`] with the checkpoints bound by `scheme`.
+    pub fn fit_in(spec: &ModelSpec, nodes: usize, budget: usize, scheme: CommitScheme) -> Result<Self, CircuitError> {
+        let new = |units| Self::new(spec, nodes, units).map(|l| l.with_commit_scheme(scheme));
+        let one = new(1)?;
         let c1 = one.num_constraints()?;
         let all = one.units.len();
         if all < 2 {
             return Ok(one);
         }
-        let c2 = Self::new(spec, nodes, 2)?.num_constraints()?;
+        let c2 = new(2)?.num_constraints()?;
         let per = c2.saturating_sub(c1).max(1);
         if c1 > budget {
             return Err(CircuitError::Synthesis(format!(
@@ -201,7 +231,7 @@ impl MergeLayout {
         }
         let mut units = (1 + (budget - c1) / per).min(all);
         loop {
-            let lay = Self::new(spec, nodes, units)?;
+            let lay = new(units)?;
             if units == 1 || lay.num_constraints()? <= budget {
                 return Ok(lay);
             }
@@ -225,7 +255,31 @@ impl MergeLayout {
     }
 
     fn slots(&self) -> Slots {
-        Slots { n: self.nodes }
+        Slots {
+            n: self.nodes,
+            evaluated: self.scheme == CommitScheme::Evaluation,
+        }
+    }
+
+    /// The same layout with the checkpoints bound by `scheme`.
+    pub fn with_commit_scheme(mut self, scheme: CommitScheme) -> Self {
+        self.scheme = scheme;
+        self
+    }
+
+    /// Packed values of one unit's record (coefficients of a checkpoint a unit adds).
+    fn packed_len(&self) -> usize {
+        self.record_len.div_ceil(zkstep_core::commit::PACK)
+    }
+
+    /// ζ of a merge whose lookups drew `alpha` (evaluations only; the KZG
+    /// statement will absorb the checkpoints' points too).
+    pub fn zeta(&self, alpha: Fr) -> Fr {
+        let mut input = [Fr::from(0u64); zkstep_core::poseidon::RATE];
+        input[0] = Fr::from(crate::transcript::domain::ZETA);
+        input[1] = self.spec_digest;
+        input[2] = alpha;
+        zkstep_core::poseidon::h24(&input)
     }
 
     /// Constraints of one fold (its shape).
@@ -371,6 +425,10 @@ impl MergeStatement {
 
     fn state(&self, lay: &MergeLayout, chains: impl Fn(usize) -> Fr, tbase: usize, remaining: usize) -> Vec<Fr> {
         let s = lay.slots();
+        if s.evaluated {
+            // refused, not guessed: an evaluated layout's states need α
+            return vec![];
+        }
         let mut z = vec![Fr::from(0u64); s.arity()];
         z[Slots::TBASE] = Fr::from(tbase as u64);
         z[Slots::REMAINING] = Fr::from(remaining as u64);
@@ -395,6 +453,37 @@ impl MergeStatement {
             0,
             lay.units.len(),
         )
+    }
+
+    /// z₀ and the last state under `CommitScheme::Evaluation` for the
+    /// lookups' drawn `alpha`: every running evaluation from 0 to the
+    /// claimed `evals` (nodes, centre, global model), the power from 1 to
+    /// ζ^K (K the coefficients of a checkpoint).
+    pub fn evaluated_states(&self, lay: &MergeLayout, alpha: Fr, evals: &[Fr]) -> (Vec<Fr>, Vec<Fr>) {
+        use ff::Field;
+        let s = lay.slots();
+        let plain = Slots { evaluated: false, ..s };
+        let with = |z: Vec<Fr>, y: &dyn Fn(usize) -> Fr, power: Fr| {
+            let mut z = z;
+            z.resize(s.arity(), Fr::from(0u64));
+            for c in 0..lay.nodes + 2 {
+                z[s.chain(c)] = y(c);
+            }
+            z[s.alpha()] = alpha;
+            z[s.zeta()] = lay.zeta(alpha);
+            z[s.power()] = power;
+            z
+        };
+        let plain_lay = MergeLayout { scheme: CommitScheme::Chain, ..lay.clone() };
+        debug_assert_eq!(plain_lay.slots().arity(), plain.arity());
+        let z0 = with(self.z0(&plain_lay), &|_| Fr::from(0u64), Fr::from(1u64));
+        let k = (lay.units.len() * lay.packed_len()) as u64;
+        let zn = with(
+            self.z_final(&plain_lay),
+            &|c| evals.get(c).copied().unwrap_or(Fr::from(0u64)),
+            lay.zeta(alpha).pow_vartime([k]),
+        );
+        (z0, zn)
     }
 
     /// What the last fold must leave: every chain at its commitment,
@@ -498,6 +587,8 @@ pub struct MergeCircuit {
 /// What the first phase hands the second.
 pub struct MergeCarry {
     z: Vec<AllocatedNum<Fr>>,
+    /// Evaluations: each unit slot's mask and its packed records, per checkpoint.
+    records: Vec<(Expr, Vec<Vec<Expr>>)>,
     queries: Vec<Expr>,
     mult: Vec<AllocatedNum<Fr>>,
     is_final: Expr,
@@ -595,6 +686,7 @@ impl StepCircuit<Fr> for MergeCircuit {
         };
         let mut chains: Vec<AllocatedNum<Fr>> = (0..n + 2).map(|c| z[s.chain(c)].clone()).collect();
         let mut dist: Vec<Expr> = (0..n).map(|i| zv(s.dist(i))).collect();
+        let mut packed: Vec<(Expr, Vec<Vec<Expr>>)> = vec![];
         let mut active = zero();
         for u in 0..lay.units_per_fold {
             let mut cu = cs.namespace(|| format!("u{u}"));
@@ -603,6 +695,7 @@ impl StepCircuit<Fr> for MergeCircuit {
             add_assign(&mut active, &var(&m));
             // every chain's record, range-checked
             let mut recs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
+            let mut packs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
             for (c, chain) in chains.iter_mut().enumerate() {
                 let mut cc = cu.namespace(|| format!("chain{c}"));
                 let vals = (0..lay.record_len)
@@ -615,9 +708,15 @@ impl StepCircuit<Fr> for MergeCircuit {
                         Ok(var(&v))
                     })
                     .collect::<Result<Vec<_>, SynthesisError>>()?;
-                *chain = chain_absorb_if(cc.namespace(|| "absorb"), &var(&m), &var(chain), &pack::<CS>(&vals))?;
+                if s.evaluated {
+                    // added at ζ in the second phase
+                    packs.push(pack::<CS>(&vals));
+                } else {
+                    *chain = chain_absorb_if(cc.namespace(|| "absorb"), &var(&m), &var(chain), &pack::<CS>(&vals))?;
+                }
                 recs.push(vals);
             }
+            packed.push((var(&m), packs));
             // the merge identity and the distances, position by position
             let mut sq: Vec<Expr> = vec![zero(); n];
             let mut cm = cu.namespace(|| "merge");
@@ -697,6 +796,7 @@ impl StepCircuit<Fr> for MergeCircuit {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(MergeCarry {
             z: out,
+            records: packed,
             queries: rc.into_queries(),
             mult,
             is_final,
@@ -725,8 +825,46 @@ impl StepCircuit<Fr> for MergeCircuit {
         let mut out = p.z;
         out[s.queries()] = q;
         out[s.table()] = t;
+        if s.evaluated {
+            evaluate_units(cs.namespace(|| "at_zeta"), &self.layout, &p.records, &challenges[0], &mut out)?;
+        }
         Ok(out)
     }
+}
+
+/// Evaluations: the state's α must be the drawn one; then each unit's
+/// packed records at the running power of ζ: `y_c += m·ζ^k·Σ_i e_i·ζ^i`
+/// (Horner's rule), `ζ^k ← ζ^k + m·ζ^k·(ζ^L − 1)`, L a record's packed length.
+fn evaluate_units<CS: ConstraintSystem<Fr>>(
+    mut cs: CS,
+    lay: &MergeLayout,
+    records: &[(Expr, Vec<Vec<Expr>>)],
+    alpha: &AllocatedNum<Fr>,
+    out: &mut [AllocatedNum<Fr>],
+) -> Result<(), SynthesisError> {
+    use zkstep_gadgets::expr::{enforce_eq, horner};
+    let s = lay.slots();
+    enforce_eq(cs.namespace(|| "alpha_drawn"), &var(&out[s.alpha()]), &var(alpha));
+    let zeta = var(&out[s.zeta()]);
+    let zl = crate::fold::challenges::power(cs.namespace(|| "zeta_l"), &zeta, lay.packed_len())?;
+    let mut ys: Vec<Expr> = (0..lay.nodes + 2).map(|c| var(&out[s.chain(c)])).collect();
+    let mut pw = var(&out[s.power()]);
+    for (u, (mask, packs)) in records.iter().enumerate() {
+        let mut cu = cs.namespace(|| format!("u{u}"));
+        let q = var(&mul(cu.namespace(|| "masked_power"), mask, &pw)?);
+        for (c, (y, e)) in ys.iter_mut().zip(packs).enumerate() {
+            let sum = horner(cu.namespace(|| format!("horner{c}")), &zeta, e)?;
+            let t = mul(cu.namespace(|| format!("term{c}")), &q, &sum)?;
+            add_assign(y, &var(&t));
+        }
+        let step = mul(cu.namespace(|| "advance"), &q, &sub(&var(&zl), &one::<CS>()))?;
+        pw = add(&pw, &var(&step));
+    }
+    for (c, y) in ys.iter().enumerate() {
+        out[s.chain(c)] = materialise(cs.namespace(|| format!("y{c}")), y)?;
+    }
+    out[s.power()] = materialise(cs.namespace(|| "power"), &pw)?;
+    Ok(())
 }
 
 /// Each fold's multiplicities from the whole merge's lookup counts.

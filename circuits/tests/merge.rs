@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use zkstep_circuits::merge::{
     fill_multiplicities, MergeCircuit, MergeInputs, MergeLayout, MergeStatement, MergeWitness,
 };
+use zkstep_circuits::layout::CommitScheme;
 use zkstep_core::commit::commit_params;
 use zkstep_core::merge::{merge, MergeNode};
 use zkstep_core::model::Checkpoint;
@@ -305,22 +306,28 @@ fn a_masked_unit_slot_adds_nothing_to_the_distances() {
 #[test]
 fn every_private_variable_of_a_merge_fold_is_constrained() {
     use zkstep_gadgets::testing::Rec;
-    let c = case("half-up", 2);
-    let z0 = c.stmt.z0(&c.lay);
-    let ws = c.witnesses(&c.stmt.weights(), &z0);
-    assert_eq!(ws.len(), 3);
-    let mut z = z0.clone();
-    for (f, w) in ws.iter().enumerate() {
-        let mut cs = Rec::default();
-        let zin: Vec<AllocatedNum<Fr>> = z.iter().map(|v| AllocatedNum::alloc(&mut cs, || Ok(*v)).unwrap()).collect();
-        let a = AllocatedNum::alloc(&mut cs, || Ok(alpha())).unwrap();
-        let first_private = cs.aux.len();
-        let out = MergeCircuit::fold(c.lay.clone(), w.clone()).synthesize(&mut cs, &zin, &a).unwrap();
-        assert!(cs.all_hold(), "fold {f}");
-        let free = cs.free_variables(first_private);
-        let want = usize::from(f > 0);
-        assert_eq!(free.len(), want, "fold {f}: free private variables {free:?}");
-        z = out.iter().map(|v| v.get_value().unwrap()).collect();
+    let mut c = case("half-up", 2);
+    for scheme in [CommitScheme::Chain, CommitScheme::Evaluation] {
+        c.lay = Arc::new(MergeLayout::clone(&c.lay).with_commit_scheme(scheme));
+        let z0 = match scheme {
+            CommitScheme::Chain => c.stmt.z0(&c.lay),
+            CommitScheme::Evaluation => c.stmt.evaluated_states(&c.lay, alpha(), &[]).0,
+        };
+        let ws = c.witnesses(&c.stmt.weights(), &z0);
+        assert_eq!(ws.len(), 3);
+        let mut z = z0.clone();
+        for (f, w) in ws.iter().enumerate() {
+            let mut cs = Rec::default();
+            let zin: Vec<AllocatedNum<Fr>> = z.iter().map(|v| AllocatedNum::alloc(&mut cs, || Ok(*v)).unwrap()).collect();
+            let a = AllocatedNum::alloc(&mut cs, || Ok(alpha())).unwrap();
+            let first_private = cs.aux.len();
+            let out = MergeCircuit::fold(c.lay.clone(), w.clone()).synthesize(&mut cs, &zin, &a).unwrap();
+            assert!(cs.all_hold(), "fold {f}");
+            let free = cs.free_variables(first_private);
+            let want = usize::from(f > 0);
+            assert_eq!(free.len(), want, "{scheme:?} fold {f}: free private variables {free:?}");
+            z = out.iter().map(|v| v.get_value().unwrap()).collect();
+        }
     }
 }
 
@@ -345,4 +352,64 @@ fn merge_fold_constraints() {
     expect_test::expect![[r#"
         adam 3-4-2, N = 4, 2 units: 7269
         sgd 128-128, N = 8, 1 unit: 26153"#]].assert_eq(&counts);
+    // the same under evaluations at ζ (not yet in proofs)
+    let ev = |l: MergeLayout| l.with_commit_scheme(CommitScheme::Evaluation).num_constraints().unwrap();
+    let counts = format!(
+        "adam 3-4-2, N = 4, 2 units: {}\nsgd 128-128, N = 8, 1 unit: {}",
+        ev(MergeLayout::clone(&c.lay)),
+        ev(MergeLayout::new(
+            &ModelSpec::from_toml_str("batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 128\noutputs = 128\n").unwrap(),
+            8,
+            1
+        )
+        .unwrap())
+    );
+    expect_test::expect![[r#"
+        adam 3-4-2, N = 4, 2 units: 2677
+        sgd 128-128, N = 8, 1 unit: 11036"#]].assert_eq(&counts);
+}
+
+/// π_merge with every checkpoint bound by its evaluation at ζ
+/// (`CommitScheme::Evaluation`, not yet in proofs): an honest merge ends
+/// at the native evaluations of the nodes, the centre and the global
+/// model; a claimed evaluation of another checkpoint (one value changed)
+/// is not the last state; a state whose α is not the drawn one is rejected.
+#[test]
+fn evaluations_at_zeta_bind_every_checkpoint_of_a_merge() {
+    use zkstep_core::commit::{evaluate, param_coefficients};
+    for units in [2, 3] {
+        let c = case("half-up", units);
+        let lay = Arc::new(MergeLayout::clone(&c.lay).with_commit_scheme(CommitScheme::Evaluation));
+        let zeta = lay.zeta(alpha());
+        let at = |ck: &Checkpoint| evaluate(&param_coefficients(&c.spec, ck), zeta);
+        let mut evals: Vec<Fr> = c.nodes.iter().map(at).collect();
+        evals.extend([at(&c.centre), at(&c.global)]);
+        let (z0, zn) = c.stmt.evaluated_states(&lay, alpha(), &evals);
+        let ev = Case {
+            spec: c.spec.clone(),
+            lay: lay.clone(),
+            centre: c.centre.clone(),
+            nodes: c.nodes.clone(),
+            global: c.global.clone(),
+            stmt: c.stmt.clone(),
+        };
+        let ws = ev.witnesses(&c.stmt.weights(), &z0);
+        assert_eq!(ev.run(&ws, &z0).unwrap(), zn);
+        for k in 0..evals.len() {
+            let mut other = match k {
+                k if k < c.nodes.len() => c.nodes[k].clone(),
+                k if k == c.nodes.len() => c.centre.clone(),
+                _ => c.global.clone(),
+            };
+            other.layers[1].w.data[0] += 1;
+            let mut wrong = evals.clone();
+            wrong[k] = at(&other);
+            let (_, zn_wrong) = c.stmt.evaluated_states(&lay, alpha(), &wrong);
+            assert_ne!(ev.run(&ws, &z0).unwrap(), zn_wrong, "checkpoint {k}");
+        }
+        let mut z0_other = z0.clone();
+        z0_other[lay.arity() - 3] += Fr::from(1u64);
+        let err = ev.run(&ws, &z0_other).unwrap_err();
+        assert!(err.1.contains("alpha_drawn"), "{err:?}");
+    }
 }
