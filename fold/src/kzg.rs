@@ -181,14 +181,31 @@ mod tests {
         assert_eq!(eval(&c, x) - y, (x - z) * eval(&q, x));
     }
 
-    #[test]
-    fn an_honest_opening_of_two_commitments_verifies() {
+    /// Two random vectors of these lengths, their commitments, an r, a ζ
+    /// and the honest opening.
+    struct Opened {
+        ck: CommitmentKey<E>,
+        vk: KzgVerifierKey<E>,
+        vecs: [Vec<F>; 2],
+        comms: [G; 2],
+        r: F,
+        z: F,
+        o: KzgOpening<E>,
+    }
+
+    fn opened(la: usize, lb: usize) -> Opened {
         let (ck, vk, mut rng) = setup(64);
-        let (a, b) = (random(40, &mut rng), random(64, &mut rng));
+        let (a, b) = (random(la, &mut rng), random(lb, &mut rng));
         let comms = [commit(&ck, &a).unwrap(), commit(&ck, &b).unwrap()];
         let (r, z) = (F::random(&mut rng), F::random(&mut rng));
         let o = open(&ck, &[&a, &b], r, z).unwrap();
-        verify(&vk, &comms, r, z, &o).unwrap();
+        Opened { ck, vk, vecs: [a, b], comms, r, z, o }
+    }
+
+    #[test]
+    fn an_honest_opening_of_two_commitments_verifies() {
+        let t = opened(40, 64);
+        verify(&t.vk, &t.comms, t.r, t.z, &t.o).unwrap();
     }
 
     /// Each mutation of the statement or the proof is rejected: another
@@ -196,11 +213,7 @@ mod tests {
     /// component, commitments swapped, a proof for another point.
     #[test]
     fn every_mutation_is_rejected() {
-        let (ck, vk, mut rng) = setup(64);
-        let (a, b) = (random(33, &mut rng), random(33, &mut rng));
-        let comms = [commit(&ck, &a).unwrap(), commit(&ck, &b).unwrap()];
-        let (r, z) = (F::random(&mut rng), F::random(&mut rng));
-        let o = open(&ck, &[&a, &b], r, z).unwrap();
+        let Opened { ck, vk, vecs: [a, b], comms, r, z, o } = opened(33, 33);
         let bad = |comms: &[G], r: F, z: F, o: &KzgOpening<E>| {
             matches!(verify(&vk, comms, r, z, o), Err(FoldError::Rejected(_)))
         };
