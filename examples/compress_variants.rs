@@ -22,7 +22,7 @@ fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str,
     let lay = Arc::new(Layout::new(&s, rows).unwrap());
     let FoldInputs {
         z0, circuits: cs, ..
-    } = fold_inputs(&lay, &before, &after, &batch, stand_ins()).unwrap();
+    } = fold_inputs(&lay, &before, &after, &batch, stand_ins(), [Default::default(); 2]).unwrap();
     let t = Instant::now();
     let pp = Params::<E1, E2>::setup(
         &TileCircuit::shape(lay.clone()),

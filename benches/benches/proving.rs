@@ -97,7 +97,7 @@ fn setup(budget: usize) -> (zkstep_prover::ivc::Keys, zkstep_prover::ivc::FoldIn
     let before = zkstep_core::Checkpoint::init(&spec, 1);
     let batch = bench_batch(&spec, 16, 8).unwrap();
     let after = step(&spec, &before, &batch).unwrap().after;
-    let inputs = fold_inputs(&keys.layout, &before, &after, &batch, zkstep_prover::ivc::stand_ins()).unwrap();
+    let inputs = fold_inputs(&keys.layout, &before, &after, &batch, zkstep_prover::ivc::stand_ins(), [Default::default(); 2]).unwrap();
     (keys, inputs)
 }
 

@@ -45,7 +45,7 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// parts), so every key's parameter digest changed; 20: the primary's
 /// Spartan opens W and E with Mercury, a constant-size argument, instead of
 /// HyperKZG — proofs of 19 are for another verifier).
-pub const FILE_VERSION: u32 = 20;
+pub const FILE_VERSION: u32 = 21;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;
@@ -336,6 +336,9 @@ pub struct ProofPayload {
     pub num_folds: u64,
     /// The compressed zero-knowledge proof.
     pub snark: CompressedSnark,
+    /// The checkpoints' points and their opening (keys on
+    /// `CommitScheme::Evaluation`; none under the chains).
+    pub theta: Option<crate::theta::ThetaOpening>,
 }
 
 /// The public statement of a segment: θ_t → θ_{t+k} over k committed batches.
@@ -380,6 +383,9 @@ pub struct SegmentPayload {
     pub num_folds: u64,
     /// The compressed zero-knowledge proof.
     pub snark: CompressedSnark,
+    /// The first and last checkpoints' points and their opening (keys on
+    /// `CommitScheme::Evaluation`; none under the chains).
+    pub theta: Option<crate::theta::ThetaOpening>,
 }
 
 /// A verifying key file's payload: the spec and tiling (to rebuild the layout) and Nova's vk.
@@ -393,6 +399,9 @@ pub struct VerifyingKeyPayload {
     pub segments: u64,
     /// Nova's verifier key.
     pub vk: VerifierKey,
+    /// What checks a proof's checkpoint opening: present iff the keys bind
+    /// checkpoints by KZG points (`CommitScheme::Evaluation`).
+    pub theta: Option<crate::theta::ThetaKey>,
 }
 
 /// A proving key file's payload.
@@ -404,6 +413,8 @@ pub struct ProvingKeyPayload {
     pub rows: u64,
     /// Segments a row is cut into (1: whole rows).
     pub segments: u64,
+    /// How proofs bind θ to their commitments.
+    pub scheme: crate::state::CommitScheme,
     /// Nova's public parameters.
     pub pp: PublicParams,
     /// Compression prover key.
@@ -424,6 +435,8 @@ pub struct VerifyingKeyRef<'a> {
     pub segments: u64,
     /// Nova's verifier key.
     pub vk: &'a VerifierKey,
+    /// What checks a proof's checkpoint opening (see [`VerifyingKeyPayload`]).
+    pub theta: Option<&'a crate::theta::ThetaKey>,
 }
 
 /// Borrowed twin of [`ProvingKeyPayload`] for writing (same encoding).
@@ -435,6 +448,8 @@ pub struct ProvingKeyRef<'a> {
     pub rows: u64,
     /// Segments a row is cut into (1: whole rows).
     pub segments: u64,
+    /// How proofs bind θ to their commitments.
+    pub scheme: crate::state::CommitScheme,
     /// Nova's public parameters.
     pub pp: &'a PublicParams,
     /// Compression prover key.

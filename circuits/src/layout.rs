@@ -266,11 +266,12 @@ impl Layout {
         }
     }
 
-    /// The evaluation point of a step under these challenges (zero under
-    /// chains). For now a hash of ρ, so drawn after every fold's first
-    /// phase; the KZG statement will absorb the checkpoints' points too
-    /// (docs/design/kzg-checkpoints.md).
-    pub fn zeta(&self, ch: &crate::transcript::Challenges) -> Fr {
+    /// The evaluation point of a proof under these challenges (zero under
+    /// chains): H(ZETA, spec, ρ, c_start, c_end), with `anchors` the
+    /// proof's first and last commitments, so drawn after every fold's
+    /// first phase and after the checkpoints' points they hash
+    /// (`theta::point_commitment`).
+    pub fn zeta(&self, ch: &crate::transcript::Challenges, anchors: [Fr; 2]) -> Fr {
         match self.commit_scheme {
             CommitScheme::Chain => Fr::from(0u64),
             CommitScheme::Evaluation => {
@@ -278,6 +279,8 @@ impl Layout {
                 input[0] = Fr::from(domain::ZETA);
                 input[1] = self.spec_digest;
                 input[2] = ch.rho;
+                input[3] = anchors[0];
+                input[4] = anchors[1];
                 h24(&input)
             }
         }

@@ -22,6 +22,7 @@ pub mod params;
 pub mod sizing;
 pub mod slots;
 pub mod state;
+pub mod theta;
 pub mod transcript;
 pub mod update;
 pub mod verify;

@@ -112,12 +112,13 @@ pub fn ceremony_keys(
         Err(e) => return Err(bad(format!("cannot open the ceremony directory: {e}"))),
     }
     refuse_unreadable(dir).map_err(bad)?;
+    let floor = crate::theta::ck_floor(&layout, compression.ck_floor());
     let shape = TileCircuit::shape(layout);
     let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         PublicParams::setup_with_ptau_dir(
             &shape,
             crate::engine::CHALLENGES,
-            &*compression.ck_floor(),
+            &*floor,
             &*Compression::ck_floor_secondary(),
             dir,
         )

@@ -8,6 +8,7 @@
 use crate::engine::Compression;
 use crate::error::CircuitError;
 use crate::layout::Layout;
+use crate::state::CommitScheme;
 use crate::TileCircuit;
 use ff::Field;
 use nova_snark::frontend::num::AllocatedNum;
@@ -152,13 +153,28 @@ pub fn fit_within(
     budget: usize,
     max_padded: usize,
 ) -> Result<Layout, CircuitError> {
+    fit_within_as(spec, budget, max_padded, CommitScheme::Chain)
+}
+
+/// A layout of `rows` a tile (cut into `segments`) binding θ by `scheme`.
+fn layout_as(spec: &ModelSpec, rows: usize, segments: usize, scheme: CommitScheme) -> Result<Layout, CircuitError> {
+    Ok(Layout::with_segments(spec, rows, segments)?.with_commit_scheme(scheme))
+}
+
+/// [`fit_within`] for layouts that bind θ by `scheme` (each counted as it is).
+fn fit_within_as(
+    spec: &ModelSpec,
+    budget: usize,
+    max_padded: usize,
+    scheme: CommitScheme,
+) -> Result<Layout, CircuitError> {
     let within = |l: &Layout| -> Result<bool, CircuitError> {
         let st = shape_stats(l)?;
         Ok(st.constraints <= budget && padded_size(&st) <= max_padded)
     };
     // one output unit a tile, whatever the loss
     let least = 1;
-    let one = Layout::new(spec, least)?;
+    let one = layout_as(spec, least, 1, scheme)?;
     if !within(&one)? {
         // a row over the bounds: cut it into the fewest segments that fit
         if let Some(l) = cut_to_fit(spec, &one, &within)? {
@@ -175,7 +191,7 @@ pub fn fit_within(
         return Ok(one);
     }
     let widest = one.widest_layer();
-    let fits = |r: usize| -> Result<bool, CircuitError> { within(&Layout::new(spec, r)?) };
+    let fits = |r: usize| -> Result<bool, CircuitError> { within(&layout_as(spec, r, 1, scheme)?) };
     let (mut lo, mut hi) = (least, 2 * least);
     while hi <= widest && fits(hi)? {
         lo = hi;
@@ -193,7 +209,7 @@ pub fn fit_within(
     if lo == 1 {
         Ok(one)
     } else {
-        Layout::new(spec, lo)
+        layout_as(spec, lo, 1, scheme)
     }
 }
 
@@ -207,7 +223,7 @@ fn cut_to_fit(
 ) -> Result<Option<Layout>, CircuitError> {
     let blocks = one.n_max / zkstep_core::spec::RECORD_BLOCK;
     for segments in (2..=blocks).filter(|s| blocks.is_multiple_of(*s)) {
-        match Layout::with_segments(spec, 1, segments) {
+        match layout_as(spec, 1, segments, one.commit_scheme) {
             Ok(l) if ok(&l)? => return Ok(Some(l)),
             Ok(_) => {}
             Err(_) => break,
@@ -340,11 +356,21 @@ pub fn fit_fastest_with(
     budget: usize,
     compression: Option<Compression>,
 ) -> Result<Layout, CircuitError> {
+    fit_fastest_as(spec, budget, compression, CommitScheme::Chain)
+}
+
+/// [`fit_fastest_with`] for layouts that bind θ by `scheme`.
+pub fn fit_fastest_as(
+    spec: &ModelSpec,
+    budget: usize,
+    compression: Option<Compression>,
+    scheme: CommitScheme,
+) -> Result<Layout, CircuitError> {
     let max_padded = match compression {
         Some(Compression::MicroSpartan) => MAX_PADDED,
         _ => SPARTAN_FIT_MAX_PADDED,
     };
-    let mut best = fit_within(spec, budget, max_padded)?;
+    let mut best = fit_within_as(spec, budget, max_padded, scheme)?;
     if best.rows == 1 {
         return Ok(best);
     }
@@ -353,7 +379,7 @@ pub fn fit_fastest_with(
     let mut cands = vec![];
     let mut rows = best.rows / 2;
     while rows >= 1 {
-        cands.push(Layout::new(spec, rows)?);
+        cands.push(layout_as(spec, rows, 1, scheme)?);
         rows /= 2;
     }
     let mut best_s = estimated_prove_s_with(&best, compression)?;
@@ -382,8 +408,21 @@ pub fn layout_for_with(
     budget: usize,
     compression: Option<Compression>,
 ) -> Result<Layout, CircuitError> {
+    layout_for_as(spec, rows, budget, compression, CommitScheme::Chain)
+}
+
+/// [`layout_for_with`] for layouts that bind θ by `scheme` (sized as they
+/// count: under KZG points a fold is about half the chains', so it takes
+/// more rows).
+pub fn layout_for_as(
+    spec: &ModelSpec,
+    rows: Option<usize>,
+    budget: usize,
+    compression: Option<Compression>,
+    scheme: CommitScheme,
+) -> Result<Layout, CircuitError> {
     match rows {
-        Some(r) => Layout::new(spec, r),
-        None => fit_fastest_with(spec, budget, compression),
+        Some(r) => layout_as(spec, r, 1, scheme),
+        None => fit_fastest_as(spec, budget, compression, scheme),
     }
 }

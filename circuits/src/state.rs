@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 /// How a step's circuit binds θ_t and θ_{t+1} to its statement.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CommitScheme {
     /// Poseidon chains computing Commit(θ_t) and Commit(θ_{t+1}) (what
     /// proofs use today).
@@ -20,11 +20,31 @@ pub enum CommitScheme {
     Chain,
     /// Running evaluations of θ_t's and θ_{t+1}'s coefficient vectors
     /// (`zkstep_core::commit::param_coefficients`) at a point ζ drawn after
-    /// every fold's first phase, in the second phase: the statement's two
-    /// values are the evaluations, which a KZG opening of the checkpoints'
-    /// points links to them (docs/design/kzg-checkpoints.md; not yet in
-    /// proofs).
+    /// every fold's first phase and the checkpoints' points, in the second
+    /// phase: the states hold the evaluations, which a KZG opening of the
+    /// checkpoints' points links to the statement's commitments
+    /// (`crate::theta`; `zkstep keygen --commit-scheme kzg`,
+    /// docs/design/kzg-checkpoints.md).
     Evaluation,
+}
+
+impl CommitScheme {
+    /// Its name on the command line (`chain`, `kzg`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CommitScheme::Chain => "chain",
+            CommitScheme::Evaluation => "kzg",
+        }
+    }
+
+    /// The scheme of a name ([`CommitScheme::name`]).
+    pub fn parse(s: &str) -> Option<CommitScheme> {
+        match s {
+            "chain" => Some(CommitScheme::Chain),
+            "kzg" => Some(CommitScheme::Evaluation),
+            _ => None,
+        }
+    }
 }
 
 /// How a slot starts at a step's first fold.

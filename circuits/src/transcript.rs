@@ -24,6 +24,10 @@ pub mod domain {
     pub const SEGMENT_ADAM: u64 = 0x7a6b_7374_6570_0016;
     /// The evaluation point ζ of the checkpoint polynomials.
     pub const ZETA: u64 = 0x7a6b_7374_6570_0017;
+    /// Commit(θ) of a checkpoint's KZG point (`theta::commitment`).
+    pub const CHECKPOINT_POINT: u64 = 0x7a6b_7374_6570_0018;
+    /// The combination r of a proof's KZG opening.
+    pub const OPENING_R: u64 = 0x7a6b_7374_6570_0019;
 }
 
 /// The two Fiat–Shamir challenges of a proof.

@@ -8,11 +8,23 @@
 use crate::engine::VerifierKey;
 use crate::files::{FirstStep, ProofPayload, SegmentPayload, SegmentStatement, Statement};
 use crate::layout::StepOpening;
+use crate::state::CommitScheme;
+use crate::theta::{ThetaKey, ThetaOpening};
 use zkstep_core::poseidon::{fr_to_hex, Fr};
 
 /// Why a proof payload does not verify (the verifier crate maps this to its error type).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection(pub String);
+
+/// What a step or segment proof is checked with: Nova's verifier key and,
+/// for keys that bind checkpoints by KZG points, the opening's key.
+#[derive(Clone, Copy)]
+pub struct StepKeys<'a> {
+    /// The compression's verifier key.
+    pub nova: &'a VerifierKey,
+    /// [1]₁, [1]₂, [τ]₂ (`CommitScheme::Evaluation`; none under the chains).
+    pub theta: Option<&'a ThetaKey>,
+}
 
 /// The proof's spec (its header's and its statement's) must be the key's.
 fn check_spec(lay: &crate::Layout, header_spec: Fr, spec: Fr) -> Result<(), Rejection> {
@@ -43,7 +55,7 @@ fn check_fields(fields: &[(&str, Fr, Fr)]) -> Result<(), Rejection> {
 /// verification; `zkstep-verifier` wraps it with file reading and a CLI.
 pub fn verify_payload(
     lay: &crate::Layout,
-    vk: &VerifierKey,
+    keys: StepKeys<'_>,
     header_spec: Fr,
     p: &ProofPayload,
     expected: Option<&Statement>,
@@ -65,8 +77,9 @@ pub fn verify_payload(
         }
     }
     // a one-step proof is a segment of one step opened by its own statement
+    // (under KZG points its θ_{t+1} value is the opening's y_end)
     let first = FirstStep {
-        c_after: st.c_after,
+        c_after: p.theta.as_ref().map_or(st.c_after, |o| o.y_end),
         c_batch: st.c_batch,
         challenges: p.challenges,
     };
@@ -78,7 +91,7 @@ pub fn verify_payload(
         step: st.step,
         steps: 1,
     };
-    verify_folds(lay, vk, &seg, &first, p.num_folds, &p.snark)?;
+    verify_folds(lay, keys, &seg, &first, (p.num_folds, p.theta.as_ref()), &p.snark)?;
     Ok(st)
 }
 
@@ -86,7 +99,7 @@ pub fn verify_payload(
 /// `expected` is given the proof's statement must be exactly it.
 pub fn verify_segment_payload(
     lay: &crate::Layout,
-    vk: &VerifierKey,
+    keys: StepKeys<'_>,
     header_spec: Fr,
     p: &SegmentPayload,
     expected: Option<&SegmentStatement>,
@@ -109,7 +122,7 @@ pub fn verify_segment_payload(
             )));
         }
     }
-    verify_folds(lay, vk, &st, &p.first, p.num_folds, &p.snark)?;
+    verify_folds(lay, keys, &st, &p.first, (p.num_folds, p.theta.as_ref()), &p.snark)?;
     Ok(st)
 }
 
@@ -123,15 +136,18 @@ pub const MAX_SEGMENT_STEPS: u64 = 1 << 16;
 /// statement gives (the proof does not carry z_n). What the proof chooses
 /// the cost of is bounded before anything runs: k ≤ [`MAX_SEGMENT_STEPS`]
 /// (the chain of k steps' Adam constants), z₀ needs only step t's
-/// constants (`AdamStep::at`, logarithmic in t).
+/// constants (`AdamStep::at`, logarithmic in t). Under KZG points the
+/// statement's commitments are the points' hashes, and the states hold the
+/// evaluations at ζ that the opening ties to the points ([`theta_values`]).
 fn verify_folds(
     lay: &crate::Layout,
-    vk: &VerifierKey,
+    keys: StepKeys<'_>,
     st: &SegmentStatement,
     first: &FirstStep,
-    num_folds: u64,
+    (num_folds, theta): (u64, Option<&ThetaOpening>),
     snark: &crate::engine::CompressedSnark,
 ) -> Result<(), Rejection> {
+    let vk = keys.nova;
     let k = st.steps;
     if k > MAX_SEGMENT_STEPS {
         return Err(Rejection(format!(
@@ -158,24 +174,53 @@ fn verify_folds(
             vk.compression().name()
         )));
     }
+    let zeta = lay.zeta(&first.challenges, [st.c_start, st.c_end]);
+    let (y_start, y_end) = theta_values(lay, keys, st, (end, theta), zeta)?;
     let opening = StepOpening {
-        c_before: st.c_start,
+        c_before: y_start,
         c_after: first.c_after,
         c_batch: first.c_batch,
         step: Fr::from(st.step),
         challenges: first.challenges,
         adam: lay.adam_constants(st.step),
-        zeta: lay.zeta(&first.challenges),
+        zeta,
     };
     let z0 = lay.first_state(&opening);
     let n = usize::try_from(num_folds).map_err(|_| Rejection("too many folds".into()))?;
     let adam = lay
         .adam_digest(st.step, k)
         .ok_or_else(|| Rejection("Adam's constants are undefined for these steps".into()))?;
-    let expected = lay.final_state((st.c_end, opening.zeta), Fr::from(end), st.batches, adam);
+    let expected = lay.final_state((y_end, zeta), Fr::from(end), st.batches, adam);
     snark.verify(vk, n, &z0, &expected).map_err(|e| {
         Rejection(format!(
             "the compressed proof does not verify from the statement's first state to its last (another commitment, step, batch or challenge, or a proof of other folds): {e}"
         ))
     })
+}
+
+/// The values z₀ and z_n hold for θ_t and θ_{t+k}: the statement's
+/// commitments under the chains; under KZG points the opening's evaluations,
+/// once its points hash to the commitments and it holds at ζ.
+fn theta_values(
+    lay: &crate::Layout,
+    keys: StepKeys<'_>,
+    st: &SegmentStatement,
+    (end, theta): (u64, Option<&ThetaOpening>),
+    zeta: Fr,
+) -> Result<(Fr, Fr), Rejection> {
+    match (lay.commit_scheme, keys.theta, theta) {
+        (CommitScheme::Chain, None, None) => Ok((st.c_start, st.c_end)),
+        (CommitScheme::Evaluation, Some(key), Some(o)) => {
+            crate::theta::check(key, lay.spec_digest, (st.step, st.c_start), (end, st.c_end), o, zeta)
+                .map_err(Rejection)?;
+            Ok((o.y_start, o.y_end))
+        }
+        (CommitScheme::Evaluation, Some(_), None) => Err(Rejection(
+            "the verifying key binds checkpoints by KZG points and the proof carries no opening of them (a proof made under other keys)".into(),
+        )),
+        (CommitScheme::Chain, None, Some(_)) => Err(Rejection(
+            "the proof carries an opening of KZG points, and the verifying key binds checkpoints by hash chains (a proof made under other keys)".into(),
+        )),
+        _ => Err(Rejection("the verifying key's commitment scheme and its opening key disagree".into())),
+    }
 }

@@ -307,18 +307,21 @@ pub type StepStatement = StepOpening;
 /// every fold's second part; a prover builds the witnesses at stand-ins to
 /// commit the parts that do not depend on them, then again at the drawn
 /// ones): each commitment and each consumed vector computed once.
+/// `anchors` are the proof's first and last checkpoint commitments, which ζ
+/// absorbs (`Layout::zeta`; unused under the chains).
 pub fn build_step(
     layout: &Layout,
     trace: &StepTrace,
     before: &Checkpoint,
     batch: &Batch,
     challenges: Challenges,
+    anchors: [Fr; 2],
 ) -> Result<(Vec<TileWitness>, StepStatement), CircuitError> {
     let spec = &layout.spec;
     let chained = layout.commit_scheme == crate::layout::CommitScheme::Chain;
     let ckpts: &[&Checkpoint] = if chained { &[before, &trace.after] } else { &[] };
     let (c, b) = commit_all(spec, ckpts, &[batch]);
-    let zeta = layout.zeta(&challenges);
+    let zeta = layout.zeta(&challenges, anchors);
     let [c_before, c_after] = layout.theta_values(
         [c.first().copied(), c.get(1).copied()].map(|c| c.unwrap_or(Fr::from(0u64))),
         [before, &trace.after],

@@ -4,6 +4,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use zkstep_circuits::engine::Compression;
+use zkstep_circuits::state::CommitScheme;
 use zkstep_msm::Backend;
 
 /// zkstep: zero-knowledge proofs of neural-network training steps.
@@ -179,6 +180,10 @@ pub struct CommitArgs {
     /// The spec the file was made for.
     #[arg(long)]
     pub spec: PathBuf,
+    /// A keys directory: a checkpoint's commitment as proofs under these keys name it (keys on
+    /// KZG points: the hash of its point under their powers; chain keys: the same as without).
+    #[arg(long)]
+    pub keys: Option<PathBuf>,
     /// Print a JSON object instead of the bare hex.
     #[arg(long)]
     pub json: bool,
@@ -222,6 +227,12 @@ pub struct KeygenArgs {
     /// compression time, a verifying key without the matrices).
     #[arg(long, default_value = "auto", value_parser = parse_compression)]
     pub compression: CompressionChoice,
+    /// How proofs bind checkpoints: chain (Commit(θ) a Poseidon chain the circuit recomputes)
+    /// or kzg (Commit(θ) a hash of θ's KZG point under these keys' powers, the circuit
+    /// evaluating θ at a challenge: half the constraints; only `zkstep prove`, `zkstep-verify`
+    /// against commitments and `zkstep bench` use such keys yet).
+    #[arg(long, default_value = "chain", value_parser = parse_scheme, conflicts_with = "merge")]
+    pub commit_scheme: CommitScheme,
     /// Make π_merge's keys for merges of N checkpoints of the spec (merge_proving.key and
     /// merge_verifying.key, dev params, Spartan) instead of a step's keys.
     #[arg(long, value_name = "N", conflicts_with_all = ["ptau_dir", "rows"])]
@@ -435,6 +446,9 @@ pub struct BenchArgs {
     /// compression time, a verifying key without the matrices).
     #[arg(long, default_value = "auto", value_parser = parse_compression)]
     pub compression: CompressionChoice,
+    /// How proofs bind checkpoints: chain or kzg (see `zkstep keygen --commit-scheme`).
+    #[arg(long, default_value = "chain", value_parser = parse_scheme)]
+    pub commit_scheme: CommitScheme,
     /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
     #[arg(long, default_value = "auto")]
     pub msm: Backend,
@@ -492,6 +506,9 @@ pub struct BenchPointArgs {
     /// compression time, a verifying key without the matrices).
     #[arg(long, default_value = "auto", value_parser = parse_compression)]
     pub compression: CompressionChoice,
+    /// How proofs bind checkpoints (chain or kzg).
+    #[arg(long, default_value = "chain", value_parser = parse_scheme)]
+    pub commit_scheme: CommitScheme,
     /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
     #[arg(long, default_value = "auto")]
     pub msm: Backend,
@@ -530,6 +547,10 @@ pub struct DemoArgs {
 /// `--compression`: auto (None: each fold's default), spartan or microspartan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CompressionChoice(pub Option<Compression>);
+
+fn parse_scheme(s: &str) -> Result<CommitScheme, String> {
+    CommitScheme::parse(s).ok_or_else(|| format!("`{s}`: expected chain or kzg"))
+}
 
 fn parse_compression(s: &str) -> Result<CompressionChoice, String> {
     match s {

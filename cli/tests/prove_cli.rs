@@ -602,3 +602,46 @@ fn a_round_verifies_as_a_whole_and_names_what_fails() {
     assert_eq!(v["verified"], true);
     assert_eq!(v["nodes"].as_array().unwrap().len(), 2);
 }
+
+/// Keys on KZG points through the binary: `keygen --commit-scheme kzg`,
+/// `prove` (its proof verifies with the verifier crate, and its statement's
+/// commitments are what `zkstep commit --keys` prints for the checkpoint
+/// files, not the chain's Commit(θ)); the commands whose files hold chain
+/// commitments refuse such keys by name.
+#[test]
+fn kzg_keys_prove_and_commit_through_the_binary() {
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| -> String { d.path().join(n).display().to_string() };
+    trained_run(d.path(), SPEC, 1);
+    let (ok, _, err) = keygen(d.path(), &["--commit-scheme", "kzg"]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(&[
+        "prove", "--spec", &p("spec.toml"), "--keys", &p("keys"),
+        "--before", &p("run/ckpt_0.safetensors"), "--after", &p("run/ckpt_1.safetensors"),
+        "--batch", &p("run/batch_0.safetensors"), "--out", &p("proof.zkstep"),
+    ]);
+    assert!(ok, "{err}");
+    let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
+    let (st, _) = verify(&vk, &read_proof(&std::fs::read(p("proof.zkstep")).unwrap()).unwrap(), None).unwrap();
+    let commit = |file: &str, keys: bool| {
+        let (spec, f, k) = (p("spec.toml"), p(file), p("keys"));
+        let mut args = vec!["commit", "--spec", &spec, &f];
+        if keys {
+            args.extend_from_slice(&["--keys", &k]);
+        }
+        let (ok, out, err) = run(&args);
+        assert!(ok, "{err}");
+        out.trim().to_string()
+    };
+    let hex = zkstep_core::poseidon::fr_to_hex;
+    assert_eq!(commit("run/ckpt_0.safetensors", true), hex(&st.c_before));
+    assert_eq!(commit("run/ckpt_1.safetensors", true), hex(&st.c_after));
+    assert_ne!(commit("run/ckpt_1.safetensors", false), hex(&st.c_after));
+    assert_eq!(commit("run/batch_0.safetensors", true), hex(&st.c_batch));
+    let (code, _, err) = run_code(&["prove-run", "--run", &p("run"), "--keys", &p("keys")]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--commit-scheme kzg") && err.contains("prove-run"), "{err}");
+    let (code, _, err) = run_code(&["verify-run", "--run", &p("run"), "--vk", &p("keys/verifying.key")]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("verify-run"), "{err}");
+}

@@ -183,6 +183,15 @@ pub fn param_coefficients(spec: &ModelSpec, ckpt: &Checkpoint) -> Vec<Fr> {
     packed_records(spec, ckpt).flatten().collect()
 }
 
+/// How many coefficients [`param_coefficients`] gives for a checkpoint of
+/// `spec` (the G1 powers a key must hold to commit to one): each unit's
+/// record packed three values to an element.
+pub fn coefficient_count(spec: &ModelSpec) -> usize {
+    let record = (spec.record_width() + 1) * (1 + spec.optimizer.state_names().len());
+    let per_unit = record.div_ceil(PACK);
+    spec.layers.iter().map(|l| l.outputs * per_unit).sum()
+}
+
 /// `Σ_k c_k·ζ^k` by Horner's rule (the native twin of the circuit's running
 /// evaluation).
 pub fn evaluate(coeffs: &[Fr], zeta: Fr) -> Fr {
@@ -333,6 +342,7 @@ mod tests {
         let per_unit = (width + 1).div_ceil(PACK);
         let units: usize = c.layers.iter().map(|l| l.w.rows).sum();
         assert_eq!(coeffs.len(), units * per_unit);
+        assert_eq!(coefficient_count(&spec), coeffs.len());
         let top = c.layers.len() - 1;
         assert_eq!(&coeffs[..per_unit], &pack_values(&param_record_values(&c, top, 0, width))[..]);
         // absorbing them record by record is Commit(θ)

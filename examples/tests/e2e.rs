@@ -45,6 +45,14 @@ fn batch(spec: &ModelSpec, seed: u64) -> Batch {
     }
 }
 
+/// A segment proof file's bytes read back as one.
+fn read_segment(bytes: &[u8]) -> zkstep_verifier::SegmentProof {
+    match read_any_proof(bytes).unwrap() {
+        AnyProof::Segment(p) => p,
+        AnyProof::Step(_) => panic!("a segment proof read as a step's"),
+    }
+}
+
 /// Keys, a step and its proof, made once for every test of this file
 /// (keygen and compression are what cost time).
 struct Fixture {
@@ -281,10 +289,7 @@ fn adam_mid_run_proves_and_verifies() {
     )
     .unwrap();
     let seg_bytes = segment_proof_bytes(&keys, &seg).unwrap();
-    let read = || match read_any_proof(&seg_bytes).unwrap() {
-        AnyProof::Segment(p) => p,
-        AnyProof::Step(_) => panic!("a segment proof read as a step's"),
-    };
+    let read = || read_segment(&seg_bytes);
     let (st, _) = verify_segment(&vk, &read(), None).unwrap();
     assert_eq!(
         (st.step, st.steps, st.c_end),
@@ -333,6 +338,7 @@ fn microspartan_proves_and_verifies_and_compressions_do_not_mix() {
         Some(2),
         usize::MAX,
         Some(Compression::MicroSpartan),
+        zkstep_circuits::state::CommitScheme::Chain,
         Setup::Dev,
     )
     .unwrap();
@@ -373,4 +379,96 @@ fn microspartan_proves_and_verifies_and_compressions_do_not_mix() {
             other => panic!("expected a rejection, got {:?}", other.map(|(s, _)| s)),
         }
     }
+}
+
+/// Keys on KZG points (`zkstep keygen --commit-scheme kzg`): a step and a
+/// segment prove and verify, the statement's commitments are the hashes of
+/// the checkpoints' points under the keys' powers, and every part of the
+/// binding is checked: another checkpoint's commitment, a claimed
+/// evaluation off by one, another point, another quotient, the points
+/// swapped, no opening at all, an opening under chain keys, a segment's
+/// first θ_{t+1} value changed. Adam, so the optimizer state is among the
+/// coefficients.
+#[test]
+fn kzg_points_prove_verify_and_bind_the_checkpoints() {
+    use zkstep_circuits::files::ProofPayload;
+    use zkstep_circuits::state::CommitScheme;
+    use zkstep_circuits::theta::G1;
+    let spec = ModelSpec::from_toml_str(&SPEC.replace(
+        "lr = 0.1",
+        "kind = \"adam\"\nlr = 0.01\nweight_decay = 0.01",
+    ))
+    .unwrap();
+    let keys = keygen_with(&spec, Some(2), usize::MAX, None, CommitScheme::Evaluation, Setup::Dev).unwrap();
+    let c1 = Checkpoint::init(&spec, 6);
+    let c = step(&spec, &c1, &batch(&spec, 11)).unwrap().after;
+    let b = batch(&spec, 12);
+    let after = step(&spec, &c, &b).unwrap().after;
+    let (p, _) = prove(&keys, &c, &after, &b, &mut |_| {}).unwrap();
+    let bytes = proof_bytes(&keys, &p).unwrap();
+    let vk = read_verifying_key(&verifying_key_bytes(&keys).unwrap()).unwrap();
+    assert!(vk.theta.is_some() && vk.layout.commit_scheme == CommitScheme::Evaluation);
+    let (st, _) = verify(&vk, &read_proof(&bytes).unwrap(), None).unwrap();
+    let pk = keys.point_key();
+    let commit = |ck: &Checkpoint| pk.commitment(&spec, ck).unwrap();
+    assert_eq!((st.c_before, st.c_after), (commit(&c).0, commit(&after).0));
+    assert_ne!(st.c_after, commit_params(&spec, &after), "not the chain's Commit(θ)");
+
+    let mut other = after.clone();
+    other.layers[1].w.data[0] += 1;
+    let (c_other, p_other) = commit(&other);
+    let rejected = |why: &str, f: &dyn Fn(&mut ProofPayload)| {
+        let mut forged = read_proof(&bytes).unwrap();
+        f(&mut forged.payload);
+        match verify(&vk, &forged, None) {
+            Err(VerifyError::Rejected(m)) => m,
+            other => panic!("{why}: {other:?}"),
+        }
+    };
+    rejected("θ_{t+1} with one weight off by one", &|p| p.statement.c_after = c_other);
+    rejected("its point and commitment", &|p| {
+        p.statement.c_after = c_other;
+        p.theta.as_mut().unwrap().end = p_other;
+    });
+    rejected("y_end + 1", &|p| p.theta.as_mut().unwrap().y_end += zkstep_core::Fr::from(1u64));
+    rejected("y_start + 1", &|p| p.theta.as_mut().unwrap().y_start += zkstep_core::Fr::from(1u64));
+    rejected("another quotient", &|p| {
+        let o = p.theta.as_mut().unwrap();
+        o.proof += <G1 as nova_snark::provider::traits::DlogGroup>::gen();
+    });
+    rejected("points swapped", &|p| {
+        let o = p.theta.as_mut().unwrap();
+        std::mem::swap(&mut o.start, &mut o.end);
+    });
+    rejected("θ_t re-labelled as another checkpoint", &|p| p.statement.c_before = commit(&c1).0);
+    let m = rejected("no opening", &|p| p.theta = None);
+    assert!(m.contains("carries no opening"), "{m}");
+    // an opening checked under chain keys of the same spec and rows
+    let chain = keys.layout.as_ref().clone().with_commit_scheme(CommitScheme::Chain);
+    let chain_keys = zkstep_circuits::verify::StepKeys { nova: &vk.vk, theta: None };
+    let r = zkstep_circuits::verify::verify_payload(&chain, chain_keys, spec.digest(), &p, None);
+    assert!(r.is_err_and(|e| e.0.contains("hash chains")));
+
+    // two steps as one segment: the statement names the first and last points only
+    let (seg, _) = prove_segment(&keys, &[c1.clone(), c.clone(), after.clone()], &[batch(&spec, 11), b], &mut |_| {})
+        .unwrap();
+    let seg_bytes = segment_proof_bytes(&keys, &seg).unwrap();
+    let read = || read_segment(&seg_bytes);
+    let (st, _) = verify_segment(&vk, &read(), None).unwrap();
+    assert_eq!((st.c_start, st.c_end, st.steps), (commit(&c1).0, commit(&after).0, 2));
+    let mut forged = read();
+    forged.payload.first.c_after += zkstep_core::Fr::from(1u64);
+    assert!(matches!(verify_segment(&vk, &forged, None), Err(VerifyError::Rejected(_))), "first y_after + 1");
+    let mut forged = read();
+    forged.payload.statement.c_end = c_other;
+    forged.payload.theta.as_mut().unwrap().end = p_other;
+    assert!(matches!(verify_segment(&vk, &forged, None), Err(VerifyError::Rejected(_))), "another last point");
+
+    // the keys' files keep the scheme
+    let dir = tempfile::tempdir().unwrap();
+    zkstep_prover::ivc::write_keys(dir.path(), &keys).unwrap();
+    let read_keys = zkstep_prover::ivc::read_proving_key(&dir.path().join("proving.key")).unwrap();
+    assert_eq!(read_keys.layout.commit_scheme, CommitScheme::Evaluation);
+    assert_eq!(read_keys.point_key().commitment(&spec, &after).unwrap().0, commit(&after).0);
+    assert_eq!(read_keys.vk_checksum().unwrap(), keys.vk_checksum().unwrap());
 }

@@ -22,9 +22,12 @@ use ff::Field;
 use nova_snark::provider::hyperkzg::CommitmentKey;
 use nova_snark::provider::traits::{DlogGroup, DlogGroupExt, PairingGroup};
 use nova_snark::traits::Engine;
+use serde::{Deserialize, Serialize};
 
-/// What verifying an opening needs: [1]₁, [1]₂ and [τ]₂.
-#[derive(Clone, Debug)]
+/// What verifying an opening needs: [1]₁, [1]₂ and [τ]₂ (stored in a
+/// verifying key file).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(bound = "")]
 pub struct KzgVerifierKey<E: Engine>
 where
     E::GE: PairingGroup,
@@ -35,7 +38,8 @@ where
 }
 
 /// An opening of k commitments at ζ, combined with powers of r.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(bound = "")]
 pub struct KzgOpening<E: Engine> {
     /// y = Σ rⁱ·cᵢ(ζ).
     pub value: E::Scalar,

@@ -23,6 +23,9 @@ use zkstep_circuits::files::{
     ProvingKeyRef, SegmentPayload, SegmentStatement, Statement, VerifyingKeyRef,
 };
 use zkstep_circuits::params::{ceremony_keys, ParamsError};
+use zkstep_circuits::state::CommitScheme;
+use zkstep_circuits::theta::{PointKey, ThetaKey};
+use zkstep_circuits::verify::StepKeys;
 use zkstep_circuits::transcript::Challenges;
 use zkstep_circuits::witness::{build_step, multiplicity_slices, NextStep, StepStatement};
 use zkstep_circuits::{Layout, TileCircuit, TileDesc};
@@ -56,9 +59,23 @@ pub struct Keys {
     vk_checksum: OnceLock<[u8; 32]>,
     /// How the commitment key was made.
     pub params: ParamsKind,
+    /// The opening key of checkpoint points (keys on
+    /// `CommitScheme::Evaluation`).
+    theta: Option<ThetaKey>,
 }
 
 impl Keys {
+    /// What a proof made with these keys is verified with.
+    pub fn step_keys(&self) -> Result<StepKeys<'_>> {
+        Ok(StepKeys { nova: self.vk()?, theta: self.theta.as_ref() })
+    }
+
+    /// The G1 powers checkpoints are committed under (keys on
+    /// `CommitScheme::Evaluation`: Commit(θ) = H(spec, t, C_θ)).
+    pub fn point_key(&self) -> PointKey<'_> {
+        PointKey(self.pp.primary_key())
+    }
+
     /// The compression's verifier key (derived on first use, see the field).
     pub fn vk(&self) -> Result<&VerifierKey> {
         if let Some(vk) = self.vk.get() {
@@ -101,24 +118,21 @@ pub fn init_msm() {
 /// Make keys for a spec, with the default compression for its fold
 /// ([`zkstep_circuits::sizing::compression_for`]).
 pub fn keygen(spec: &ModelSpec, rows: Option<usize>, budget: usize, setup: Setup) -> Result<Keys> {
-    keygen_with(spec, rows, budget, None, setup)
+    keygen_with(spec, rows, budget, None, CommitScheme::Chain, setup)
 }
 
-/// Make keys for a spec with a given compression (None: the default).
+/// Make keys for a spec with a given compression (None: the default) and
+/// commitment scheme (the fold's rows sized for it).
 pub fn keygen_with(
     spec: &ModelSpec,
     rows: Option<usize>,
     budget: usize,
     compression: Option<Compression>,
+    scheme: CommitScheme,
     setup: Setup,
 ) -> Result<Keys> {
     init_msm();
-    let layout = Arc::new(zkstep_circuits::sizing::layout_for_with(
-        spec,
-        rows,
-        budget,
-        compression,
-    )?);
+    let layout = Arc::new(zkstep_circuits::sizing::layout_for_as(spec, rows, budget, compression, scheme)?);
     let compression = match compression {
         Some(c) => c,
         None => zkstep_circuits::sizing::compression_for(&layout)?,
@@ -136,7 +150,7 @@ pub fn keygen_layout(layout: Arc<Layout>, compression: Compression, setup: Setup
             let pp = PublicParams::setup(
                 &shape,
                 zkstep_circuits::engine::CHALLENGES,
-                &*compression.dev_ck_floor(),
+                &*zkstep_circuits::theta::ck_floor(&layout, compression.dev_ck_floor()),
                 &*Compression::ck_floor_secondary(),
             )
             .map_err(fold_err("public parameters"))?;
@@ -154,6 +168,7 @@ pub fn keygen_layout(layout: Arc<Layout>, compression: Compression, setup: Setup
         }
     };
     Ok(Keys {
+        theta: theta_key(&layout, &pp)?,
         layout,
         pp,
         pk,
@@ -161,6 +176,16 @@ pub fn keygen_layout(layout: Arc<Layout>, compression: Compression, setup: Setup
         vk_checksum: OnceLock::new(),
         params,
     })
+}
+
+/// The opening key of checkpoint points, for keys on `CommitScheme::Evaluation`.
+fn theta_key(layout: &Layout, pp: &PublicParams) -> Result<Option<ThetaKey>> {
+    match layout.commit_scheme {
+        CommitScheme::Chain => Ok(None),
+        CommitScheme::Evaluation => zkstep_circuits::theta::opening_key(pp.primary_key())
+            .map(Some)
+            .map_err(|e| ProverError::Fold(format!("the opening key: {e}"))),
+    }
 }
 
 /// The checksum an encoded key file carries.
@@ -190,6 +215,7 @@ pub fn verifying_key_bytes(keys: &Keys) -> Result<Vec<u8>> {
         rows: keys.layout.rows as u64,
         segments: keys.layout.segments as u64,
         vk: keys.vk()?,
+        theta: keys.theta.as_ref(),
     };
     files::encode(header(keys, FileKind::VerifyingKey), &payload)
         .map_err(|e| ProverError::Invalid(e.to_string()))
@@ -211,6 +237,7 @@ pub fn write_keys_as(dir: &Path, keys: &Keys, replace: bool) -> Result<()> {
         spec_toml: &toml,
         rows: keys.layout.rows as u64,
         segments: keys.layout.segments as u64,
+        scheme: keys.layout.commit_scheme,
         pp: &keys.pp,
         pk: &keys.pk,
         vk_checksum: checksum_of(&vk)?,
@@ -258,7 +285,8 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
     files::check_tiling(p.rows, p.segments).map_err(|e| bad(e.to_string()))?;
     let layout = Arc::new(
         Layout::with_segments(&spec, p.rows as usize, p.segments as usize)
-            .map_err(|e| bad(e.to_string()))?,
+            .map_err(|e| bad(e.to_string()))?
+            .with_commit_scheme(p.scheme),
     );
     // a key changed after keygen (re-sealed, so the checksum passes) would
     // give proofs that no verifier accepts: refuse it here, by name
@@ -282,7 +310,15 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
             p.rows
         )));
     }
+    let need = zkstep_circuits::theta::powers_needed(&layout);
+    if p.pp.primary_key().ck().len() < need {
+        return Err(corrupt(format!(
+            "its commitment key has {} powers, a checkpoint of its spec needs {need}",
+            p.pp.primary_key().ck().len()
+        )));
+    }
     Ok(Keys {
+        theta: theta_key(&layout, &p.pp)?,
         layout,
         pp: p.pp,
         pk: p.pk,
@@ -432,9 +468,10 @@ pub fn fold_inputs(
     after: &Checkpoint,
     batch: &Batch,
     challenges: Challenges,
+    anchors: [zkstep_core::Fr; 2],
 ) -> Result<FoldInputs> {
     let trace = check_step(&layout.spec, before, after, batch)?;
-    let (witnesses, statement) = build_step(layout, &trace, before, batch, challenges)?;
+    let (witnesses, statement) = build_step(layout, &trace, before, batch, challenges, anchors)?;
     let circuits = witnesses
         .into_iter()
         .map(|w| TileCircuit::fold(layout.clone(), w))
@@ -508,6 +545,7 @@ pub fn prove(
             challenges: seg.first.challenges,
             num_folds: seg.num_folds,
             snark: seg.snark,
+            theta: seg.theta,
         },
         timings,
     ))
@@ -544,7 +582,11 @@ fn prove_steps(
 ) -> Result<(SegmentPayload, Timings, Statement)> {
     init_msm();
     let k = segment_len(checkpoints, batches)?;
-    let mut seg = Segment { keys, checkpoints, batches, k, witness_s: 0.0, fold_s: 0.0 };
+    let t = Instant::now();
+    let points = anchor_points(keys, [&checkpoints[0], &checkpoints[k]])?;
+    let anchors = points.map_or([zkstep_core::Fr::from(0u64); 2], |p| [p[0].0, p[1].0]);
+    let witness_s = t.elapsed().as_secs_f64();
+    let mut seg = Segment { keys, checkpoints, batches, k, anchors, witness_s, fold_s: 0.0 };
     let total = keys.layout.num_folds() * k;
     let (mut pres, tallies) = seg.commit_first_phases(progress)?;
     let first = zkstep_fold::run_challenges(&keys.pp, &pres);
@@ -556,12 +598,33 @@ fn prove_steps(
     progress(ProveEvent::Compressing);
     let t = Instant::now();
     let snark = CompressedSnark::prove(&keys.pp, &keys.pk, &folded.ivc).map_err(fold_err("compression"))?;
-    let compress_s = t.elapsed().as_secs_f64();
     let (first, first_ch) = folded.head;
+    // under KZG points the states hold evaluations at ζ: the statement
+    // names the points' commitments, the opening ties the two together
+    let (mut head, mut c_end, mut theta) = (first, folded.c_end, None);
+    if let Some([(c_start, p_start), (c_last, p_end)]) = points {
+        let zeta = keys.layout.zeta(&first_ch, anchors);
+        let o = keys
+            .point_key()
+            .open(&keys.layout.spec, [&checkpoints[0], &checkpoints[k]], [p_start, p_end], zeta)
+            .map_err(ProverError::Invalid)?;
+        if (o.y_start, o.y_end) != (first.c_before, folded.c_end) {
+            return Err(ProverError::Invalid(
+                "the checkpoints' evaluations at ζ are not the ones the folds proved".into(),
+            ));
+        }
+        head.c_before = c_start;
+        if k == 1 {
+            head.c_after = c_last;
+        }
+        c_end = c_last;
+        theta = Some(o);
+    }
+    let compress_s = t.elapsed().as_secs_f64();
     let statement = SegmentStatement {
         spec_digest: keys.layout.spec_digest,
-        c_start: first.c_before,
-        c_end: folded.c_end,
+        c_start: head.c_before,
+        c_end,
         batches: keys.layout.batches_digest(&folded.batch_commits),
         step: first.step,
         steps: k as u64,
@@ -576,9 +639,27 @@ fn prove_steps(
         },
         num_folds: total as u64,
         snark,
+        theta,
     };
     let timings = Timings { witness_s: seg.witness_s, fold_s: seg.fold_s, compress_s };
-    Ok((payload, timings, first))
+    Ok((payload, timings, head))
+}
+
+/// Under KZG points (`CommitScheme::Evaluation`), the commitments and
+/// points of a proof's first and last checkpoints (ζ absorbs the
+/// commitments); none under the chains.
+fn anchor_points(keys: &Keys, ends: [&Checkpoint; 2]) -> Result<Option<[(zkstep_core::Fr, zkstep_circuits::theta::G1); 2]>> {
+    if keys.layout.commit_scheme == CommitScheme::Chain {
+        return Ok(None);
+    }
+    let pk = keys.point_key();
+    let spec = &keys.layout.spec;
+    let (a, b) = std::thread::scope(|sc| {
+        let a = sc.spawn(|| pk.commitment(spec, ends[0]));
+        let b = pk.commitment(spec, ends[1]);
+        (a.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), b)
+    });
+    Ok(Some([a.map_err(ProverError::Invalid)?, b.map_err(ProverError::Invalid)?]))
 }
 
 type Pre = zkstep_fold::Precommitment<zkstep_circuits::engine::E1>;
@@ -589,6 +670,8 @@ struct Segment<'a> {
     checkpoints: &'a [Checkpoint],
     batches: &'a [Batch],
     k: usize,
+    /// The proof's first and last commitments (ζ absorbs them).
+    anchors: [zkstep_core::Fr; 2],
     witness_s: f64,
     fold_s: f64,
 }
@@ -613,7 +696,8 @@ impl Segment<'_> {
         visit: &mut dyn FnMut(usize, &mut FoldInputs) -> Result<()>,
     ) -> Result<FoldInputs> {
         let (layout, cps, batches) = (&self.keys.layout, self.checkpoints, self.batches);
-        let inputs = |s: usize| fold_inputs(layout, &cps[s], &cps[s + 1], &batches[s], ch);
+        let anchors = self.anchors;
+        let inputs = |s: usize| fold_inputs(layout, &cps[s], &cps[s + 1], &batches[s], ch, anchors);
         let t = Instant::now();
         let mut cur = inputs(0)?;
         self.witness_s += t.elapsed().as_secs_f64();

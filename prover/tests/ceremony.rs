@@ -62,7 +62,7 @@ fn keygen_from_ptau_files_proves_and_verifies() {
     };
     let after = step(spec, &before, &batch).unwrap().after;
     let (proof, _) = prove(keys, &before, &after, &batch, &mut |_| {}).unwrap();
-    zkstep_circuits::verify::verify_payload(&keys.layout, keys.vk().unwrap(), spec.digest(), &proof, None)
+    zkstep_circuits::verify::verify_payload(&keys.layout, keys.step_keys().unwrap(), spec.digest(), &proof, None)
         .unwrap();
 }
 

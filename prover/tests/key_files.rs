@@ -137,7 +137,7 @@ fn fuzzed_proving_keys_never_panic_and_never_prove_a_false_step() {
         salt: Fr::from(11u64),
     };
     let after = zkstep_core::step(&w.spec, &before, &batch).unwrap().after;
-    let vk = w.keys.vk().unwrap();
+    let vk = w.keys.step_keys().unwrap();
     let cases: usize = std::env::var("ZKSTEP_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())

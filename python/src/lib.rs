@@ -510,7 +510,7 @@ impl Keys {
     ) -> PyResult<Self> {
         let setup = ptau_dir.as_deref().map_or(Setup::Dev, Setup::Ceremony);
         let keys = py
-            .detach(|| quiet(|| ivc::keygen_with(&spec.inner, rows, fold_budget, None, setup)))
+            .detach(|| quiet(|| ivc::keygen_with(&spec.inner, rows, fold_budget, None, zkstep_circuits::state::CommitScheme::Chain, setup)))
             .map_err(err)?;
         Ok(Keys { inner: Arc::new(keys) })
     }
@@ -857,6 +857,13 @@ fn verify<'py>(
         zkstep_verifier::VerifyError::Rejected(m) => VerifyError::new_err(format!("REJECTED: {m}")),
         e => err(e),
     };
+    if vk.inner.layout.commit_scheme == zkstep_circuits::state::CommitScheme::Evaluation
+        && (before.is_some() || after.is_some())
+    {
+        return Err(err(
+            "this verifying key binds checkpoints by KZG points (`zkstep keygen --commit-scheme kzg`): checking checkpoints against it needs the keys' G1 powers, which this package does not read yet; verify without before/after",
+        ));
+    }
     match &proof.inner {
         zkstep_verifier::AnyProof::Step(p) => {
             if given.len() > 1 {

@@ -22,6 +22,8 @@ use zkstep_circuits::files::{
 };
 pub use zkstep_circuits::files::{SegmentStatement, Statement};
 use zkstep_circuits::params::ParamsError;
+use zkstep_circuits::state::CommitScheme;
+use zkstep_circuits::verify::StepKeys;
 use zkstep_circuits::Layout;
 use zkstep_core::ModelSpec;
 
@@ -42,11 +44,20 @@ pub struct VerifyingKey {
     pub layout: Layout,
     /// Nova's verifier key.
     pub vk: VerifierKey,
+    /// The opening key of checkpoint points (keys on KZG points).
+    pub theta: Option<zkstep_circuits::theta::ThetaKey>,
     /// How the commitment key was made.
     pub params: ParamsKind,
     /// Its file's checksum ([`files::envelope_checksum`]): a proof names the
     /// key it was made for, so a key changed in any byte refuses it.
     pub checksum: [u8; 32],
+}
+
+impl VerifyingKey {
+    /// What a step or segment proof is checked with.
+    pub fn keys(&self) -> StepKeys<'_> {
+        StepKeys { nova: &self.vk, theta: self.theta.as_ref() }
+    }
 }
 
 /// A proof read from a file.
@@ -136,13 +147,19 @@ fn decode_verifying_key(bytes: &[u8]) -> Result<VerifyingKey, VerifyError> {
         ));
     }
     files::check_tiling(p.rows, p.segments).map_err(|e| VerifyError::Malformed(e.to_string()))?;
+    let scheme = match p.theta {
+        Some(_) => CommitScheme::Evaluation,
+        None => CommitScheme::Chain,
+    };
     let layout = Layout::with_segments(&spec, p.rows as usize, p.segments as usize)
-        .map_err(|e| VerifyError::Malformed(e.to_string()))?;
+        .map_err(|e| VerifyError::Malformed(e.to_string()))?
+        .with_commit_scheme(scheme);
     let checksum = files::envelope_checksum(bytes)
         .ok_or_else(|| VerifyError::Malformed("shorter than its header".into()))?;
     Ok(VerifyingKey {
         layout,
         vk: p.vk,
+        theta: p.theta,
         params: h.params,
         checksum,
     })
@@ -167,7 +184,7 @@ pub fn verify(
     checked(vk, &proof.header, &proof.payload.vk_checksum, || {
         zkstep_circuits::verify::verify_payload(
             &vk.layout,
-            &vk.vk,
+            vk.keys(),
             proof.header.spec_digest,
             &proof.payload,
             expected,
@@ -186,7 +203,7 @@ pub fn verify_segment(
     checked(vk, &proof.header, &proof.payload.vk_checksum, || {
         zkstep_circuits::verify::verify_segment_payload(
             &vk.layout,
-            &vk.vk,
+            vk.keys(),
             proof.header.spec_digest,
             &proof.payload,
             expected,
@@ -245,7 +262,8 @@ pub fn check_ceremony(vk: &VerifyingKey, dir: &Path) -> Result<(), VerifyError> 
     guard(VerifyError::Malformed, || {
         let lay = &vk.layout;
         let layout = Layout::with_segments(&lay.spec, lay.rows, lay.segments)
-            .map_err(|e| VerifyError::Malformed(e.to_string()))?;
+            .map_err(|e| VerifyError::Malformed(e.to_string()))?
+            .with_commit_scheme(lay.commit_scheme);
         let made =
             zkstep_circuits::params::ceremony_keys(Arc::new(layout), vk.vk.compression(), dir)
                 .map_err(|e| {
@@ -264,6 +282,15 @@ pub fn check_ceremony(vk: &VerifyingKey, dir: &Path) -> Result<(), VerifyError> 
                  rows (the key was made with another tau, or its params byte was changed)"
                     .into(),
             ));
+        }
+        if let Some(theta) = &vk.theta {
+            let from_files = zkstep_circuits::theta::opening_key(made.pp.primary_key())
+                .map_err(VerifyError::Malformed)?;
+            if from_files != *theta {
+                return Err(VerifyError::Rejected(
+                    "its opening key of checkpoint points differs from the one these files give".into(),
+                ));
+            }
         }
         Ok(())
     })

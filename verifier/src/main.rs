@@ -235,6 +235,17 @@ fn run(a: &Args) -> ExitCode {
         Ok(v) => v,
         Err(e) => return fail(2, format!("{}: {e}", a.vk.display())),
     };
+    if vk.layout.commit_scheme == zkstep_circuits::state::CommitScheme::Evaluation
+        && (a.before.is_some() || a.after.is_some())
+    {
+        return fail(
+            2,
+            format!(
+                "{}: this verifying key binds checkpoints by KZG points (`zkstep keygen --commit-scheme kzg`): checking checkpoint files against it needs the keys' G1 powers, which zkstep-verify does not read yet; verify the proof without --before/--after and compare its commitments with `zkstep commit --keys DIR FILE`",
+                a.vk.display()
+            ),
+        );
+    }
     let proof = match &a.proof {
         None => None,
         Some(path) => match read_proof_envelope(path).map(|b| read_any_proof(&b)) {

@@ -58,6 +58,7 @@ fn fixture() -> &'static Fixture {
             rows: 2,
             segments: 1,
             vk: &keys.vk,
+            theta: None,
         };
         let header = Header {
             kind: FileKind::VerifyingKey,

@@ -365,3 +365,31 @@ fn segment_proof_binds_its_checkpoints_and_batches_in_order() {
     assert!(err.contains("REJECTED"), "{err}");
     assert!(err.contains("at most 65536"), "{err}");
 }
+
+/// The stored proof under keys on KZG points (`kzg_verifying.key`): accepted
+/// alone and with its batch file; its commitments are not the chain's
+/// Commit(θ) of the same checkpoints; checking checkpoint files against
+/// such a key is refused by name (it needs the keys' G1 powers), and it
+/// rejects the chain keys' proof of the same step.
+#[test]
+fn a_kzg_proof_verifies_alone_and_checkpoint_files_are_refused_by_name() {
+    let s = |n: &str| fx(n).display().to_string();
+    let vk = read_verifying_key(&bytes("kzg_verifying.key")).unwrap();
+    assert!(vk.theta.is_some());
+    let (st, _) = verify(&vk, &read_proof(&bytes("kzg_proof.zkstep")).unwrap(), None).unwrap();
+    let spec = ModelSpec::from_file(&fx("spec.toml")).unwrap();
+    let before = read_checkpoint(&fx("before.safetensors"), &spec).unwrap();
+    assert_ne!(st.c_before, commit_params(&spec, &before));
+    let (kvk, kproof, spec_p) = (s("kzg_verifying.key"), s("kzg_proof.zkstep"), s("spec.toml"));
+    let (rc, out, err) = verify_bin(&["--vk", &kvk, "--proof", &kproof]);
+    assert_eq!(rc, 0, "{out}{err}");
+    let batch = s("batch.safetensors");
+    let (rc, out, err) = verify_bin(&["--vk", &kvk, "--proof", &kproof, "--spec", &spec_p, "--batch", &batch]);
+    assert_eq!(rc, 0, "{out}{err}");
+    let b0 = s("before.safetensors");
+    let (rc, _, err) = verify_bin(&["--vk", &kvk, "--proof", &kproof, "--spec", &spec_p, "--before", &b0]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("KZG points") && err.contains("kzg_verifying.key"), "{err}");
+    // the chain keys' proof of the same step names another key
+    assert!(verify(&vk, &read_proof(&bytes("proof.zkstep")).unwrap(), None).is_err());
+}

@@ -41,7 +41,7 @@ fn a_panic_while_verifying_is_a_rejection() {
     let unguarded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         zkstep_circuits::verify::verify_payload(
             &vk.layout,
-            &vk.vk,
+            vk.keys(),
             proof.header.spec_digest,
             &proof.payload,
             None,

@@ -80,7 +80,7 @@ pub fn case_in(spec: ModelSpec, before: Checkpoint, batch: Batch, layout: Layout
     let trace = step(&spec, &before, &batch).unwrap();
     let layout = Arc::new(layout);
     let (mut witnesses, statement) =
-        build_step(&layout, &trace, &before, &batch, test_ch()).unwrap();
+        build_step(&layout, &trace, &before, &batch, test_ch(), test_anchors()).unwrap();
     let z0 = layout.first_state(&statement);
     with_multiplicities(&layout, &mut witnesses, &z0);
     Case {
@@ -113,6 +113,12 @@ pub fn test_gamma() -> Fr {
 }
 
 /// The statement's challenges at the test values.
+/// The first and last commitments ζ absorbs in these tests (under KZG
+/// points a proof's; any two values here).
+pub fn test_anchors() -> [Fr; 2] {
+    [Fr::from(0xa5u64), Fr::from(0x5au64)]
+}
+
 pub fn test_ch() -> zkstep_circuits::transcript::Challenges {
     zkstep_circuits::transcript::Challenges {
         rho: test_rho(),
@@ -128,7 +134,7 @@ pub fn witnesses_at(c: &Case, drawn: [Fr; 3]) -> (Vec<TileWitness>, Vec<Fr>) {
         rho: drawn[1],
         gamma: drawn[2],
     };
-    let (mut ws, st) = build_step(&c.layout, &trace, &c.before, &c.batch, ch).unwrap();
+    let (mut ws, st) = build_step(&c.layout, &trace, &c.before, &c.batch, ch, test_anchors()).unwrap();
     let z0 = c.layout.first_state(&st);
     with_multiplicities(&c.layout, &mut ws, &z0);
     (ws, z0)
@@ -280,7 +286,7 @@ pub fn segment_in(
         let batch = case(toml, Some(rows), seed + 100 * s as u64 + 1).batch;
         let mut trace = step(&spec, &cp, &batch).unwrap();
         let adam = edit(s, &cp, &mut trace);
-        let mut built = build_step(&layout, &trace, &cp, &batch, test_ch()).unwrap();
+        let mut built = build_step(&layout, &trace, &cp, &batch, test_ch(), test_anchors()).unwrap();
         if let Some(a) = adam {
             built.1.adam = a;
         }

@@ -14,6 +14,7 @@ use crate::proving::prove_with_bar;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
+use zkstep_circuits::state::CommitScheme;
 use zkstep_circuits::engine::Compression;
 use zkstep_circuits::sizing::{shape_stats, ShapeStats};
 use zkstep_circuits::Layout;
@@ -185,6 +186,8 @@ pub struct PointConfig {
     pub dry_run: bool,
     /// Compression (None: the default for the fold).
     pub compression: Option<Compression>,
+    /// How proofs bind checkpoints.
+    pub scheme: CommitScheme,
     /// Optimizer name.
     pub optimizer: String,
     /// Loss name.
@@ -214,10 +217,9 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
         ..Default::default()
     };
     // a layout within the budget, or the fewest units a fold when even that is over
-    let layout = match zkstep_circuits::sizing::layout_for_with(&spec, None, budget, c.compression)
-    {
+    let layout = match zkstep_circuits::sizing::layout_for_as(&spec, None, budget, c.compression, c.scheme) {
         Ok(l) => l,
-        Err(_) => Layout::new(&spec, 1)?,
+        Err(_) => Layout::new(&spec, 1)?.with_commit_scheme(c.scheme),
     };
     let stats = shape_stats(&layout)?;
     let compression = c
@@ -275,7 +277,7 @@ pub fn run_point(c: PointConfig) -> Result<BenchPoint> {
     let t = Instant::now();
     // the same layout (a segmented one is found again by the budget search)
     let rows = (layout.segments == 1).then_some(layout.rows);
-    let keys = keygen_with(&spec, rows, budget, Some(compression), Setup::Dev)?;
+    let keys = keygen_with(&spec, rows, budget, Some(compression), c.scheme, Setup::Dev)?;
     p.keygen_s = Some(t.elapsed().as_secs_f64());
     let (c1, c2) = keys.pp.num_constraints();
     let (v1, _) = keys.pp.num_variables();
@@ -392,6 +394,7 @@ pub fn run_children(exe: &Path, cfg: &BenchConfig) -> Vec<BenchPoint> {
                 "--compression",
                 cfg.compression.as_deref().unwrap_or("auto"),
             ])
+            .args(["--commit-scheme", &cfg.commit_scheme])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -131,12 +131,19 @@ pub struct BenchConfig {
     /// Compression asked for (None: each width's default).
     #[serde(default)]
     pub compression: Option<String>,
+    /// How proofs bind checkpoints (`chain` or `kzg`).
+    #[serde(default = "default_scheme")]
+    pub commit_scheme: String,
     /// Optimizer (`zkstep bench --optimizer`).
     #[serde(default = "default_optimizer")]
     pub optimizer: String,
     /// Loss (`zkstep bench --loss`).
     #[serde(default = "default_loss")]
     pub loss: String,
+}
+
+fn default_scheme() -> String {
+    "chain".into()
 }
 
 fn default_optimizer() -> String {

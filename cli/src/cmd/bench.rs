@@ -36,11 +36,13 @@ pub fn run(a: BenchArgs) -> Result<()> {
             mem_limit_gib: a.mem_limit_gib.unwrap_or_else(available_gib),
             dry_run: a.dry_run,
             compression: a.compression.0.map(|c| c.name().to_string()),
+            commit_scheme: a.commit_scheme.name().into(),
             optimizer: a.optimizer.clone(),
             loss: a.loss.clone(),
         })?,
     };
     crate::outln!("{}", render_terminal(&report.points));
+    crate::outln!("checkpoint commitments: {}", report.config.commit_scheme);
     write_outputs(&report, &a)?;
     let failed: Vec<usize> = report
         .points

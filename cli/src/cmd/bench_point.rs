@@ -17,6 +17,7 @@ pub fn run(a: BenchPointArgs) -> Result<()> {
         mem_limit_gib: a.mem_limit_gib,
         dry_run: a.dry_run,
         compression: a.compression.0,
+        scheme: a.commit_scheme,
         optimizer: a.optimizer,
         loss: a.loss,
     })?;

@@ -130,7 +130,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         let tv = Instant::now();
         let verified = zkstep_circuits::verify::verify_payload(
             &keys.layout,
-            keys.vk()?,
+            keys.step_keys()?,
             keys.layout.spec_digest,
             &proof,
             Some(&proof.statement),

@@ -43,6 +43,7 @@ pub fn run(a: KeygenArgs) -> Result<()> {
         a.rows,
         a.fold_budget,
         a.compression.0,
+        a.commit_scheme,
         ptau.map_or(Setup::Dev, Setup::Ceremony),
     )?;
     let secs = t.elapsed().as_secs_f64();

@@ -39,7 +39,7 @@ fn existing_proof_verifies(
     let Ok(bytes) = read_input(path, Input::Proof) else {
         return Ok(false);
     };
-    let vk = keys.vk()?;
+    let vk = keys.step_keys()?;
     let made_for = keys.vk_checksum()?;
     use zkstep_circuits::verify::{verify_payload, verify_segment_payload};
     Ok(if unit.segment {
@@ -201,6 +201,7 @@ fn prove(a: Plan) -> Result<()> {
         }
     }
     let keys = load_keys(&r.keys, &s)?;
+    crate::proving::chain_keys_only(keys.layout.commit_scheme, &r.keys.join(zkstep_prover::ivc::PROVING_KEY_FILE), "prove-run")?;
     let mut verified = vec![];
     for u in &units {
         let path = run.join(u.file());

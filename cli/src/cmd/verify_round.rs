@@ -45,6 +45,7 @@ pub fn run(a: VerifyRoundArgs) -> Result<()> {
     let round = Round::from_file(&rpath)?;
     let key = read_merge_key(&read_input(&mvk_path, Input::VerifyingKey)?).map_err(bad(&mvk_path))?;
     let vk = read_verifying_key(&read_input(&vk_path, Input::VerifyingKey)?).map_err(bad(&vk_path))?;
+    crate::proving::chain_keys_only(vk.layout.commit_scheme, &vk_path, "verify-round")?;
     let spec = key.spec.clone();
     if vk.layout.spec_digest != spec.digest() {
         return Err(CliError::BadFile {

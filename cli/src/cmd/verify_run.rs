@@ -40,6 +40,7 @@ pub fn run(a: VerifyRunArgs) -> Result<()> {
             msg: e.to_string(),
         }
     })?;
+    crate::proving::chain_keys_only(vk.layout.commit_scheme, &a.vk, "verify-run")?;
     if vk.layout.spec_digest != s.digest() {
         return Err(CliError::KeyForAnotherSpec {
             vk: a.vk.clone(),

@@ -1,0 +1,174 @@
+//! Checkpoints bound by KZG points ([`CommitScheme::Evaluation`]): a
+//! checkpoint's commitment is a hash of its point C_θ = Σ c_k·[τᵏ]₁ under a
+//! key's G1 powers (c = `zkstep_core::commit::param_coefficients`, the
+//! records Commit(θ) absorbs under the chains), and a proof links the
+//! evaluations its circuit computed at ζ to the points of its first and last
+//! checkpoints with one KZG opening (docs/design/kzg-checkpoints.md,
+//! docs/SOUNDNESS.md). ζ absorbs the statement's two commitments, so the
+//! points are fixed before it is drawn; r absorbs ζ and the claimed values.
+//!
+//! [`CommitScheme::Evaluation`]: crate::state::CommitScheme::Evaluation
+
+use crate::engine::{CkFloor, E1};
+use crate::transcript::domain;
+use ff::{Field, PrimeField};
+use nova_snark::provider::hyperkzg::CommitmentKey;
+use nova_snark::provider::traits::DlogGroup;
+use nova_snark::traits::Engine;
+use serde::{Deserialize, Serialize};
+use zkstep_core::commit::{evaluate, param_coefficients};
+use zkstep_core::poseidon::{h24, Fr, RATE};
+use zkstep_core::{Checkpoint, ModelSpec};
+use zkstep_fold::kzg::{self, KzgOpening, KzgVerifierKey};
+
+/// A G1 point of the primary's commitment key.
+pub type G1 = <E1 as Engine>::GE;
+
+/// What verifying a proof's opening needs ([1]₁, [1]₂, [τ]₂; in the
+/// verifying key file).
+pub type ThetaKey = KzgVerifierKey<E1>;
+
+/// What a proof carries beyond its statement to bind its first and last
+/// checkpoints: their points, the evaluations its circuit started and ended
+/// at, and one opening of both points at ζ.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThetaOpening {
+    /// C of the first checkpoint (θ_t).
+    pub start: G1,
+    /// C of the last checkpoint (θ_{t+k}).
+    pub end: G1,
+    /// θ_t's evaluation at ζ (z₀'s θ_t slot).
+    pub y_start: Fr,
+    /// θ_{t+k}'s evaluation at ζ (z_n's).
+    pub y_end: Fr,
+    /// π: the quotient's point of start + r·end at ζ.
+    pub proof: G1,
+}
+
+/// A base-field coordinate as two 128-bit limbs (the scalar field is smaller).
+fn limbs(x: &<G1 as nova_snark::traits::Group>::Base) -> [Fr; 2] {
+    let repr = x.to_repr();
+    let b = repr.as_ref();
+    let half = |s: &[u8]| {
+        let mut w = [0u8; 16];
+        w.copy_from_slice(s);
+        Fr::from_u128(u128::from_le_bytes(w))
+    };
+    [half(&b[..16]), half(&b[16..32])]
+}
+
+/// Commit(θ) of a checkpoint at step `step` whose point is `c`:
+/// H(CHECKPOINT_POINT, spec_digest, t, x(C), y(C), C = ∞), each coordinate
+/// as two 128-bit limbs.
+pub fn point_commitment(spec_digest: Fr, step: u64, c: &G1) -> Fr {
+    let (x, y, infinity) = c.to_coordinates();
+    let mut input = [Fr::ZERO; RATE];
+    input[0] = Fr::from(domain::CHECKPOINT_POINT);
+    input[1] = spec_digest;
+    input[2] = Fr::from(step);
+    input[3..5].copy_from_slice(&limbs(&x));
+    input[5..7].copy_from_slice(&limbs(&y));
+    input[7] = Fr::from(u64::from(infinity));
+    h24(&input)
+}
+
+/// The combination r of a proof's opening: drawn after ζ and both claimed values.
+pub fn opening_r(zeta: Fr, y_start: Fr, y_end: Fr) -> Fr {
+    let mut input = [Fr::ZERO; RATE];
+    input[0] = Fr::from(domain::OPENING_R);
+    input[1] = zeta;
+    input[2] = y_start;
+    input[3] = y_end;
+    h24(&input)
+}
+
+/// The opening key of a commitment key's points.
+pub fn opening_key(ck: &CommitmentKey<E1>) -> Result<ThetaKey, String> {
+    kzg::verifier_key(ck).map_err(|e| e.to_string())
+}
+
+/// The G1 powers a key on `layout` must hold beyond its folds' needs: one
+/// a coefficient of a checkpoint under KZG points, none under the chains.
+pub fn powers_needed(layout: &crate::Layout) -> usize {
+    match layout.commit_scheme {
+        crate::state::CommitScheme::Chain => 0,
+        crate::state::CommitScheme::Evaluation => zkstep_core::commit::coefficient_count(&layout.spec),
+    }
+}
+
+/// A commitment key's size floor raised to [`powers_needed`].
+pub fn ck_floor(layout: &crate::Layout, floor: CkFloor<E1>) -> CkFloor<E1> {
+    let need = powers_needed(layout);
+    Box::new(move |s| floor(s).max(need))
+}
+
+/// The G1 powers checkpoints are committed under (a proving key's).
+#[derive(Clone, Copy)]
+pub struct PointKey<'a>(pub &'a CommitmentKey<E1>);
+
+impl PointKey<'_> {
+    /// C_θ of a checkpoint.
+    pub fn point(&self, spec: &ModelSpec, ckpt: &Checkpoint) -> Result<G1, String> {
+        kzg::commit(self.0, &param_coefficients(spec, ckpt)).map_err(|e| e.to_string())
+    }
+
+    /// Commit(θ) of a checkpoint and its point.
+    pub fn commitment(&self, spec: &ModelSpec, ckpt: &Checkpoint) -> Result<(Fr, G1), String> {
+        let p = self.point(spec, ckpt)?;
+        Ok((point_commitment(spec.digest(), ckpt.step, &p), p))
+    }
+
+    /// The opening of a proof's first and last checkpoints (whose points
+    /// are `points`) at ζ.
+    pub fn open(
+        &self,
+        spec: &ModelSpec,
+        [start, end]: [&Checkpoint; 2],
+        [p_start, p_end]: [G1; 2],
+        zeta: Fr,
+    ) -> Result<ThetaOpening, String> {
+        let (cs, ce) = (param_coefficients(spec, start), param_coefficients(spec, end));
+        let (y_start, y_end) = (evaluate(&cs, zeta), evaluate(&ce, zeta));
+        let r = opening_r(zeta, y_start, y_end);
+        let o = kzg::open(self.0, &[&cs, &ce], r, zeta).map_err(|e| e.to_string())?;
+        Ok(ThetaOpening { start: p_start, end: p_end, y_start, y_end, proof: o.proof })
+    }
+}
+
+/// Check a proof's opening against its statement: each point hashes to the
+/// statement's commitment at its step, and both open at ζ to the claimed
+/// values (the ones the circuit's first and last states hold).
+pub fn check(
+    key: &ThetaKey,
+    spec_digest: Fr,
+    (step_start, c_start): (u64, Fr),
+    (step_end, c_end): (u64, Fr),
+    o: &ThetaOpening,
+    zeta: Fr,
+) -> Result<(), String> {
+    if point_commitment(spec_digest, step_start, &o.start) != c_start {
+        return Err("the proof's point of its first checkpoint does not hash to the statement's first commitment".into());
+    }
+    if point_commitment(spec_digest, step_end, &o.end) != c_end {
+        return Err("the proof's point of its last checkpoint does not hash to the statement's last commitment".into());
+    }
+    let r = opening_r(zeta, o.y_start, o.y_end);
+    let opening = KzgOpening::<E1> { value: o.y_start + r * o.y_end, proof: o.proof };
+    kzg::verify(key, &[o.start, o.end], r, zeta, &opening).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_point_commitment_depends_on_every_input() {
+        let g = G1::gen();
+        let base = point_commitment(Fr::from(1u64), 5, &g);
+        assert_ne!(base, point_commitment(Fr::from(2u64), 5, &g), "spec");
+        assert_ne!(base, point_commitment(Fr::from(1u64), 6, &g), "step");
+        assert_ne!(base, point_commitment(Fr::from(1u64), 5, &(g + g)), "point");
+        assert_ne!(base, point_commitment(Fr::from(1u64), 5, &G1::zero()), "∞");
+        assert_ne!(point_commitment(Fr::from(1u64), 5, &-g), base, "−C");
+    }
+}
