@@ -4,7 +4,7 @@
 //! A tiny spec (3-3-2, batch 2, SGD), one step, and a segment proof of two
 //! steps (θ_0 → θ_2 over `batch` then `batch2`), dev params, and the first
 //! step again under keys on KZG points (`kzg_verifying.key`,
-//! `kzg_proof.zkstep`). The verifier's tests read these files and never run
+//! `kzg_points.key`, `kzg_proof.zkstep`). The verifier's tests read these files and never run
 //! the prover.
 //!
 //! With `--merge` it writes only the merge fixtures (`merge/`): three nodes'
@@ -106,6 +106,8 @@ fn main() {
     let (kzg_proof, _) = prove(&kzg_keys, &before, &after, &batch, &mut |_| {}).unwrap();
     write_atomic(&dir.join("kzg_verifying.key"), &verifying_key_bytes(&kzg_keys).unwrap()).unwrap();
     write_atomic(&dir.join("kzg_proof.zkstep"), &proof_bytes(&kzg_keys, &kzg_proof).unwrap()).unwrap();
+    let points = zkstep_prover::ivc::points_bytes(&kzg_keys).unwrap().unwrap();
+    write_atomic(&dir.join("kzg_points.key"), &points).unwrap();
     let other = ModelSpec::from_toml_str(&SPEC.replace("lr = 0.1", "lr = 0.2")).unwrap();
     let other_keys = keygen(&other, Some(2), usize::MAX, Setup::Dev).unwrap();
     write_atomic(

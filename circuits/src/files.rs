@@ -45,7 +45,7 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// parts), so every key's parameter digest changed; 20: the primary's
 /// Spartan opens W and E with Mercury, a constant-size argument, instead of
 /// HyperKZG — proofs of 19 are for another verifier).
-pub const FILE_VERSION: u32 = 21;
+pub const FILE_VERSION: u32 = 22;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;
@@ -67,6 +67,8 @@ pub enum FileKind {
     MergeProvingKey = 6,
     /// A merge proof.
     MergeProof = 7,
+    /// The G1 powers checkpoints are committed under (keys on KZG points).
+    Points = 8,
 }
 
 impl FileKind {
@@ -79,6 +81,7 @@ impl FileKind {
             FileKind::MergeVerifyingKey => "merge verifying key",
             FileKind::MergeProvingKey => "merge proving key",
             FileKind::MergeProof => "merge proof",
+            FileKind::Points => "points file",
         }
     }
 }
@@ -237,6 +240,7 @@ pub fn open(bytes: &[u8], want: FileKind) -> Result<(Header, &[u8]), FileError> 
         5 => FileKind::MergeVerifyingKey,
         6 => FileKind::MergeProvingKey,
         7 => FileKind::MergeProof,
+        8 => FileKind::Points,
         k => {
             return Err(FileError::Kind {
                 got: format!("file of unknown kind {k}"),
@@ -399,9 +403,10 @@ pub struct VerifyingKeyPayload {
     pub segments: u64,
     /// Nova's verifier key.
     pub vk: VerifierKey,
-    /// What checks a proof's checkpoint opening: present iff the keys bind
-    /// checkpoints by KZG points (`CommitScheme::Evaluation`).
-    pub theta: Option<crate::theta::ThetaKey>,
+    /// What checks a proof's checkpoint opening, and which points file
+    /// commits checkpoints: present iff the keys bind checkpoints by KZG
+    /// points (`CommitScheme::Evaluation`).
+    pub theta: Option<crate::theta::ThetaVk>,
 }
 
 /// A proving key file's payload.
@@ -436,7 +441,7 @@ pub struct VerifyingKeyRef<'a> {
     /// Nova's verifier key.
     pub vk: &'a VerifierKey,
     /// What checks a proof's checkpoint opening (see [`VerifyingKeyPayload`]).
-    pub theta: Option<&'a crate::theta::ThetaKey>,
+    pub theta: Option<&'a crate::theta::ThetaVk>,
 }
 
 /// Borrowed twin of [`ProvingKeyPayload`] for writing (same encoding).

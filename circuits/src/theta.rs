@@ -45,6 +45,27 @@ pub struct ThetaOpening {
     pub proof: G1,
 }
 
+/// A points file's payload (`points.key` beside keys on KZG points): the
+/// proving key's first G1 powers, as many as a checkpoint of the spec has
+/// coefficients (rounded up to a power of two), so that a verifier can
+/// commit checkpoint files without the proving key. The verifying key
+/// names the file by its checksum.
+#[derive(Serialize, Deserialize)]
+pub struct PointsPayload {
+    /// The powers, uncompressed (each point checked when read).
+    pub powers: zkstep_fold::rawkey::StoredKey<E1>,
+}
+
+/// What a verifying key on KZG points holds: the opening's key and the
+/// checksum of its points file ([`crate::files::PointsPayload`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThetaVk {
+    /// [1]₁, [1]₂, [τ]₂.
+    pub key: ThetaKey,
+    /// The envelope checksum of the points file keygen wrote beside it.
+    pub points: [u8; 32],
+}
+
 /// A base-field coordinate as two 128-bit limbs (the scalar field is smaller).
 fn limbs(x: &<G1 as nova_snark::traits::Group>::Base) -> [Fr; 2] {
     let repr = x.to_repr();
@@ -102,7 +123,15 @@ pub fn ck_floor(layout: &crate::Layout, floor: CkFloor<E1>) -> CkFloor<E1> {
     Box::new(move |s| floor(s).max(need))
 }
 
-/// The G1 powers checkpoints are committed under (a proving key's).
+/// The points file's payload of a key on `layout`: its first
+/// [`powers_needed`] powers.
+pub fn points_payload(ck: &CommitmentKey<E1>, layout: &crate::Layout) -> Result<PointsPayload, String> {
+    let key = kzg::prefix(ck, powers_needed(layout)).map_err(|e| e.to_string())?;
+    Ok(PointsPayload { powers: zkstep_fold::rawkey::StoredKey { key } })
+}
+
+/// The G1 powers checkpoints are committed under (a proving key's, or a
+/// points file's).
 #[derive(Clone, Copy)]
 pub struct PointKey<'a>(pub &'a CommitmentKey<E1>);
 

@@ -615,6 +615,7 @@ fn kzg_keys_prove_and_commit_through_the_binary() {
     trained_run(d.path(), SPEC, 1);
     let (ok, _, err) = keygen(d.path(), &["--commit-scheme", "kzg"]);
     assert!(ok, "{err}");
+    assert!(d.path().join("keys/points.key").is_file());
     let (ok, _, err) = run(&[
         "prove", "--spec", &p("spec.toml"), "--keys", &p("keys"),
         "--before", &p("run/ckpt_0.safetensors"), "--after", &p("run/ckpt_1.safetensors"),

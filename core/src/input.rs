@@ -27,6 +27,8 @@ pub enum Input {
     VerifyingKey,
     /// A proving key.
     ProvingKey,
+    /// The G1 powers checkpoints are committed under (`points.key`).
+    Points,
     /// A JSON file of ours (run manifest, bench report).
     Json,
     /// A Markdown file `zkstep bench --markdown` writes its table into.
@@ -49,6 +51,7 @@ impl Input {
             Input::Proof => 16 * MIB,
             Input::VerifyingKey => 512 * MIB,
             Input::ProvingKey => 16 * GIB,
+            Input::Points => 16 * GIB,
             Input::Json => 256 * MIB,
             Input::Markdown => 16 * MIB,
         }
@@ -62,6 +65,7 @@ impl Input {
             Input::Proof => "proof",
             Input::VerifyingKey => "verifying key",
             Input::ProvingKey => "proving key",
+            Input::Points => "points file",
             Input::Json => "JSON file",
             Input::Markdown => "Markdown file",
         }

@@ -471,4 +471,8 @@ fn kzg_points_prove_verify_and_bind_the_checkpoints() {
     assert_eq!(read_keys.layout.commit_scheme, CommitScheme::Evaluation);
     assert_eq!(read_keys.point_key().commitment(&spec, &after).unwrap().0, commit(&after).0);
     assert_eq!(read_keys.vk_checksum().unwrap(), keys.vk_checksum().unwrap());
+    // and the points file beside them commits checkpoints as the proofs do
+    let points = zkstep_verifier::read_points(&std::fs::read(dir.path().join("points.key")).unwrap(), &vk).unwrap();
+    assert_eq!(points.commitment(&spec, &other).unwrap(), c_other);
+    assert_eq!(read_keys.theta_vk().unwrap(), keys.theta_vk().unwrap());
 }

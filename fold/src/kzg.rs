@@ -63,6 +63,20 @@ where
     })
 }
 
+/// The first `n` powers of a key (rounded up to a power of two, as a key's
+/// length must be), with its blinding generator and [τ]₂.
+pub fn prefix<E: Engine>(ck: &CommitmentKey<E>, n: usize) -> Result<CommitmentKey<E>>
+where
+    E::GE: PairingGroup,
+{
+    let m = n.max(1).next_power_of_two();
+    let powers = ck.ck().get(..m).ok_or_else(|| {
+        FoldError::Invalid(format!("{n} powers asked of a commitment key of {}", ck.ck().len()))
+    })?;
+    CommitmentKey::new(powers.to_vec(), *ck.h(), *ck.tau_H())
+        .map_err(|e| FoldError::Invalid(format!("a prefix of the commitment key: {e}")))
+}
+
 /// C = Σ cₖ·[τᵏ]₁ (no blinding component).
 pub fn commit<E: Engine>(ck: &CommitmentKey<E>, coeffs: &[E::Scalar]) -> Result<E::GE>
 where

@@ -39,7 +39,7 @@ pub mod ivc;
 pub mod kzg;
 pub mod nifs;
 pub mod params;
-mod rawkey;
+pub mod rawkey;
 pub mod step;
 pub mod testing;
 

@@ -79,6 +79,16 @@ pub(crate) mod ck {
     }
 }
 
+/// A commitment key stored on its own (a file of G1 powers): uncompressed,
+/// every point checked when read, as [`ck`] does inside a key file.
+#[derive(Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct StoredKey<E: Engine> {
+    /// The key.
+    #[serde(serialize_with = "ck::serialize::<E, _>", deserialize_with = "ck::deserialize::<E, _>")]
+    pub key: CommitmentKey<E>,
+}
+
 /// A commitment key borrowed for [`ck::serialize`] inside a tuple.
 struct CkRef<'a, E: Engine>(&'a CommitmentKey<E>);
 

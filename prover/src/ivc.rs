@@ -24,7 +24,7 @@ use zkstep_circuits::files::{
 };
 use zkstep_circuits::params::{ceremony_keys, ParamsError};
 use zkstep_circuits::state::CommitScheme;
-use zkstep_circuits::theta::{PointKey, ThetaKey};
+use zkstep_circuits::theta::{PointKey, ThetaKey, ThetaVk};
 use zkstep_circuits::verify::StepKeys;
 use zkstep_circuits::transcript::Challenges;
 use zkstep_circuits::witness::{build_step, multiplicity_slices, NextStep, StepStatement};
@@ -62,6 +62,8 @@ pub struct Keys {
     /// The opening key of checkpoint points (keys on
     /// `CommitScheme::Evaluation`).
     theta: Option<ThetaKey>,
+    /// The checksum of the points file (keys on KZG points; computed on first use).
+    points_checksum: OnceLock<[u8; 32]>,
 }
 
 impl Keys {
@@ -94,6 +96,22 @@ impl Keys {
         }
         let c = checksum_of(&verifying_key_bytes(self)?)?;
         Ok(*self.vk_checksum.get_or_init(|| c))
+    }
+
+    /// What the verifying key holds for checkpoints as KZG points: the
+    /// opening's key and the points file's checksum (None for chain keys).
+    pub fn theta_vk(&self) -> Result<Option<ThetaVk>> {
+        let Some(key) = &self.theta else { return Ok(None) };
+        let points = match self.points_checksum.get() {
+            Some(c) => *c,
+            None => {
+                let bytes = points_bytes(self)?
+                    .ok_or_else(|| ProverError::Invalid("keys on KZG points without a points file".into()))?;
+                let c = checksum_of(&bytes)?;
+                *self.points_checksum.get_or_init(|| c)
+            }
+        };
+        Ok(Some(ThetaVk { key: key.clone(), points }))
     }
 
     /// The compression these keys prove with.
@@ -175,6 +193,7 @@ pub fn keygen_layout(layout: Arc<Layout>, compression: Compression, setup: Setup
         vk: OnceLock::from(vk),
         vk_checksum: OnceLock::new(),
         params,
+        points_checksum: OnceLock::new(),
     })
 }
 
@@ -207,21 +226,38 @@ fn header(keys: &Keys, kind: FileKind) -> Header {
     }
 }
 
+/// Points file name (keys on KZG points).
+pub const POINTS_FILE: &str = "points.key";
+
+/// Encode the points file of keys on KZG points (None for chain keys).
+pub fn points_bytes(keys: &Keys) -> Result<Option<Vec<u8>>> {
+    if keys.theta.is_none() {
+        return Ok(None);
+    }
+    let payload = zkstep_circuits::theta::points_payload(keys.pp.primary_key(), &keys.layout)
+        .map_err(ProverError::Invalid)?;
+    files::encode(header(keys, FileKind::Points), &payload)
+        .map(Some)
+        .map_err(|e| ProverError::Invalid(e.to_string()))
+}
+
 /// Encode the verifying key file.
 pub fn verifying_key_bytes(keys: &Keys) -> Result<Vec<u8>> {
     let toml = keys.layout.spec.to_toml();
+    let theta = keys.theta_vk()?;
     let payload = VerifyingKeyRef {
         spec_toml: &toml,
         rows: keys.layout.rows as u64,
         segments: keys.layout.segments as u64,
         vk: keys.vk()?,
-        theta: keys.theta.as_ref(),
+        theta: theta.as_ref(),
     };
     files::encode(header(keys, FileKind::VerifyingKey), &payload)
         .map_err(|e| ProverError::Invalid(e.to_string()))
 }
 
-/// Write `proving.key` and `verifying.key` into `dir` (atomically).
+/// Write `proving.key` and `verifying.key` (and, for keys on KZG points,
+/// `points.key`) into `dir` (atomically).
 pub fn write_keys(dir: &Path, keys: &Keys) -> Result<()> {
     write_keys_as(dir, keys, true)
 }
@@ -245,9 +281,19 @@ pub fn write_keys_as(dir: &Path, keys: &Keys, replace: bool) -> Result<()> {
     let bytes = files::encode(header(keys, FileKind::ProvingKey), &pk)
         .map_err(|e| ProverError::Invalid(e.to_string()))?;
     let (pk_path, vk_path) = (dir.join(PROVING_KEY_FILE), dir.join(VERIFYING_KEY_FILE));
+    let points = points_bytes(keys)?;
+    let points_path = dir.join(POINTS_FILE);
     if replace {
         write_atomic(&pk_path, &bytes)?;
         write_atomic(&vk_path, &vk)?;
+        match &points {
+            Some(p) => write_atomic(&points_path, p)?,
+            // chain keys have none: a stale one would name other keys
+            None => match std::fs::remove_file(&points_path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(ProverError::io(&points_path, e)),
+                _ => {}
+            },
+        }
         return Ok(());
     }
     write_new(&pk_path, &bytes)?;
@@ -256,6 +302,13 @@ pub fn write_keys_as(dir: &Path, keys: &Keys, replace: bool) -> Result<()> {
         // key beside it that it does not match
         let _ = std::fs::remove_file(&pk_path);
         return Err(e.into());
+    }
+    if let Some(p) = &points {
+        if let Err(e) = write_new(&points_path, p) {
+            let _ = std::fs::remove_file(&pk_path);
+            let _ = std::fs::remove_file(&vk_path);
+            return Err(e.into());
+        }
     }
     Ok(())
 }
@@ -325,6 +378,7 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
         vk: OnceLock::new(),
         vk_checksum: OnceLock::from(p.vk_checksum),
         params: h.params,
+        points_checksum: OnceLock::new(),
     })
 }
 

@@ -861,7 +861,7 @@ fn verify<'py>(
         && (before.is_some() || after.is_some())
     {
         return Err(err(
-            "this verifying key binds checkpoints by KZG points (`zkstep keygen --commit-scheme kzg`): checking checkpoints against it needs the keys' G1 powers, which this package does not read yet; verify without before/after",
+            "this verifying key binds checkpoints by KZG points (`zkstep keygen --commit-scheme kzg`): checking checkpoints against it needs the keys' points file, which this package does not read yet; verify without before/after here, or with `zkstep-verify --points`",
         ));
     }
     match &proof.inner {

@@ -44,8 +44,9 @@ pub struct VerifyingKey {
     pub layout: Layout,
     /// Nova's verifier key.
     pub vk: VerifierKey,
-    /// The opening key of checkpoint points (keys on KZG points).
-    pub theta: Option<zkstep_circuits::theta::ThetaKey>,
+    /// The opening key of checkpoint points and the checksum of the points
+    /// file (keys on KZG points).
+    pub theta: Option<zkstep_circuits::theta::ThetaVk>,
     /// How the commitment key was made.
     pub params: ParamsKind,
     /// Its file's checksum ([`files::envelope_checksum`]): a proof names the
@@ -56,8 +57,48 @@ pub struct VerifyingKey {
 impl VerifyingKey {
     /// What a step or segment proof is checked with.
     pub fn keys(&self) -> StepKeys<'_> {
-        StepKeys { nova: &self.vk, theta: self.theta.as_ref() }
+        StepKeys { nova: &self.vk, theta: self.theta.as_ref().map(|t| &t.key) }
     }
+}
+
+/// The G1 powers of keys on KZG points, read from their points file and
+/// checked to be the ones the verifying key names: what commits checkpoint
+/// files as the proofs' statements name them.
+pub struct Points {
+    key: zkstep_circuits::theta::PointsPayload,
+}
+
+impl Points {
+    /// Commit(θ) of a checkpoint under these powers (its step inside).
+    pub fn commitment(&self, spec: &ModelSpec, ckpt: &zkstep_core::Checkpoint) -> Result<zkstep_core::Fr, VerifyError> {
+        zkstep_circuits::theta::PointKey(&self.key.powers.key)
+            .commitment(spec, ckpt)
+            .map(|(c, _)| c)
+            .map_err(|e| VerifyError::Malformed(format!("the points file cannot commit this checkpoint: {e}")))
+    }
+}
+
+/// Read a points file's bytes (`points.key` beside keys on KZG points) and
+/// require it to be the one `vk` names (its spec and its checksum).
+pub fn read_points(bytes: &[u8], vk: &VerifyingKey) -> Result<Points, VerifyError> {
+    let Some(theta) = &vk.theta else {
+        return Err(VerifyError::Malformed(
+            "a points file is for keys on KZG points; this verifying key binds checkpoints by hash chains".into(),
+        ));
+    };
+    // the checksum first: a file that is not the key's is refused before
+    // any of its points is decoded
+    let (h, _) = files::open(bytes, FileKind::Points).map_err(|e| VerifyError::Malformed(e.to_string()))?;
+    if h.spec_digest != vk.layout.spec_digest || files::envelope_checksum(bytes) != Some(theta.points) {
+        return Err(VerifyError::Malformed(
+            "not the points file of this verifying key (another key's, or changed since keygen)".into(),
+        ));
+    }
+    guard(VerifyError::Malformed, || {
+        let (_, key): (Header, zkstep_circuits::theta::PointsPayload) =
+            files::decode(bytes, FileKind::Points).map_err(|e| VerifyError::Malformed(e.to_string()))?;
+        Ok(Points { key })
+    })
 }
 
 /// A proof read from a file.
@@ -286,7 +327,7 @@ pub fn check_ceremony(vk: &VerifyingKey, dir: &Path) -> Result<(), VerifyError> 
         if let Some(theta) = &vk.theta {
             let from_files = zkstep_circuits::theta::opening_key(made.pp.primary_key())
                 .map_err(VerifyError::Malformed)?;
-            if from_files != *theta {
+            if from_files != theta.key {
                 return Err(VerifyError::Rejected(
                     "its opening key of checkpoint points differs from the one these files give".into(),
                 ));

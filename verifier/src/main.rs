@@ -25,8 +25,8 @@ use zkstep_circuits::merge::MergeStatement;
 use zkstep_core::merge::Round;
 use zkstep_verifier::merge::{read_merge_key, read_merge_proof, verify_merge_proof, MergeKey};
 use zkstep_verifier::{
-    check_ceremony, panic_message, read_any_proof, read_verifying_key, verify, verify_segment,
-    AnyProof, SegmentProof, Statement, VerifyError, VerifyingKey,
+    check_ceremony, panic_message, read_any_proof, read_points, read_verifying_key, verify,
+    verify_segment, AnyProof, Points, SegmentProof, Statement, VerifyError, VerifyingKey,
 };
 
 /// Verify a zkstep proof of one training step, or of a segment of steps.
@@ -78,6 +78,10 @@ struct Args {
     /// The model spec the checkpoints are for (must be the verifying key's).
     #[arg(long)]
     spec: Option<PathBuf>,
+    /// Keys on KZG points (`zkstep keygen --commit-scheme kzg`): the points file that commits
+    /// --before/--after (default: points.key beside --vk; the verifying key names it by checksum).
+    #[arg(long)]
+    points: Option<PathBuf>,
     /// Print a JSON object.
     #[arg(long)]
     json: bool,
@@ -235,22 +239,15 @@ fn run(a: &Args) -> ExitCode {
         Ok(v) => v,
         Err(e) => return fail(2, format!("{}: {e}", a.vk.display())),
     };
-    if vk.layout.commit_scheme == zkstep_circuits::state::CommitScheme::Evaluation
-        && (a.before.is_some() || a.after.is_some())
-    {
-        return fail(
-            2,
-            format!(
-                "{}: this verifying key binds checkpoints by KZG points (`zkstep keygen --commit-scheme kzg`): checking checkpoint files against it needs the keys' G1 powers, which zkstep-verify does not read yet; verify the proof without --before/--after and compare its commitments with `zkstep commit --keys DIR FILE`",
-                a.vk.display()
-            ),
-        );
-    }
+    let points = match points_for(a, &vk) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let proof = match &a.proof {
         None => None,
         Some(path) => match read_proof_envelope(path).map(|b| read_any_proof(&b)) {
             Ok(Ok(AnyProof::Step(p))) => Some((path, p)),
-            Ok(Ok(AnyProof::Segment(p))) => return run_segment(a, &vk, path, &p),
+            Ok(Ok(AnyProof::Segment(p))) => return run_segment(a, &vk, path, &p, points.as_ref()),
             Ok(Err(e)) => return fail(2, format!("{}: {e}", path.display())),
             Err(e) => return fail(2, e),
         },
@@ -306,7 +303,10 @@ fn run(a: &Args) -> ExitCode {
                 Err(e) => return fail(2, e.to_string()),
             }
         }
-        let (first, last, cb) = commitments(&spec, &before, &after, batch.as_slice());
+        let (first, last, cb) = match commitments(&spec, &before, &after, batch.as_slice(), points.as_ref()) {
+            Ok(c) => c,
+            Err(e) => return fail(2, e),
+        };
         st.c_before = first.unwrap_or(st.c_before);
         st.c_after = last.unwrap_or(st.c_after);
         st.c_batch = cb.first().copied().unwrap_or(st.c_batch);
@@ -378,6 +378,7 @@ fn segment_expected(
     a: &Args,
     vk: &VerifyingKey,
     proof: &SegmentProof,
+    points: Option<&Points>,
 ) -> Result<Option<zkstep_verifier::SegmentStatement>, ExitCode> {
     let Some(sp) = &a.spec else { return Ok(None) };
     let spec = ModelSpec::from_file(sp).map_err(|e| fail(2, e.to_string()))?;
@@ -409,7 +410,7 @@ fn segment_expected(
         batch_for_step(p, label, st.step.saturating_add(i as u64)).map_err(|m| fail(1, m))?;
         batches.push(b);
     }
-    let (first, last, cb) = commitments(&spec, &start, &end, &batches);
+    let (first, last, cb) = commitments(&spec, &start, &end, &batches, points).map_err(|e| fail(2, e))?;
     st.c_start = first.unwrap_or(st.c_start);
     st.c_end = last.unwrap_or(st.c_end);
     if !batches.is_empty() {
@@ -419,26 +420,53 @@ fn segment_expected(
     Ok(Some(st))
 }
 
+/// The first and last checkpoints' commitments (where given) and every batch's.
+type FileCommitments = (Option<Fr>, Option<Fr>, Vec<Fr>);
+
 /// The commitments of the files a user gave (the first and last
 /// checkpoints where given, every batch), side by side: each is a
-/// sequential hash chain.
+/// sequential hash chain. Under keys on KZG points (`points`) a
+/// checkpoint's is the hash of its point under the keys' powers.
 fn commitments(
     spec: &ModelSpec,
     first: &Option<Checkpoint>,
     last: &Option<Checkpoint>,
     batches: &[Batch],
-) -> (Option<Fr>, Option<Fr>, Vec<Fr>) {
-    let ckpts: Vec<&Checkpoint> = first.iter().chain(last.iter()).collect();
+    points: Option<&Points>,
+) -> Result<FileCommitments, String> {
+    let ends = [first, last];
+    let ckpts: Vec<&Checkpoint> = if points.is_some() { vec![] } else { ends.iter().filter_map(|c| c.as_ref()).collect() };
     let (cs, cb) = commit_all(spec, &ckpts, &batches.iter().collect::<Vec<_>>());
-    let mut cs = cs.into_iter();
-    let f = first.as_ref().and_then(|_| cs.next());
-    let l = last.as_ref().and_then(|_| cs.next());
-    (f, l, cb)
+    let [f, l] = match points {
+        Some(p) => ends.map(|c| c.as_ref().map(|c| p.commitment(spec, c)).transpose()),
+        None => {
+            let mut cs = cs.into_iter();
+            ends.map(|c| Ok(c.as_ref().and_then(|_| cs.next())))
+        }
+    };
+    Ok((f.map_err(|e| e.to_string())?, l.map_err(|e| e.to_string())?, cb))
+}
+
+/// Keys on KZG points commit checkpoint files with their points file
+/// (`--points`, else `points.key` beside the verifying key); None for chain
+/// keys or where no checkpoint file is given. Err is the exit status.
+fn points_for(a: &Args, vk: &VerifyingKey) -> Result<Option<Points>, ExitCode> {
+    if vk.theta.is_none() || (a.before.is_none() && a.after.is_none()) {
+        return Ok(None);
+    }
+    let path = a.points.clone().unwrap_or_else(|| a.vk.with_file_name("points.key"));
+    let bytes = read_envelope(&path, Input::Points, FileKind::Points).map_err(|e| {
+        fail(
+            2,
+            format!("{e} (keys on KZG points commit checkpoint files with the points file keygen wrote beside the verifying key; give it with --points)"),
+        )
+    })?;
+    read_points(&bytes, vk).map(Some).map_err(|e| fail(2, format!("{}: {e}", path.display())))
 }
 
 /// Verify a segment proof; returns the exit status.
-fn run_segment(a: &Args, vk: &VerifyingKey, path: &Path, proof: &SegmentProof) -> ExitCode {
-    let expected = match segment_expected(a, vk, proof) {
+fn run_segment(a: &Args, vk: &VerifyingKey, path: &Path, proof: &SegmentProof, points: Option<&Points>) -> ExitCode {
+    let expected = match segment_expected(a, vk, proof, points) {
         Ok(e) => e,
         Err(code) => return code,
     };

@@ -367,12 +367,13 @@ fn segment_proof_binds_its_checkpoints_and_batches_in_order() {
 }
 
 /// The stored proof under keys on KZG points (`kzg_verifying.key`): accepted
-/// alone and with its batch file; its commitments are not the chain's
-/// Commit(θ) of the same checkpoints; checking checkpoint files against
-/// such a key is refused by name (it needs the keys' G1 powers), and it
-/// rejects the chain keys' proof of the same step.
+/// alone, with its batch, and with its checkpoint files committed by the
+/// keys' points file (`--points`); its commitments are not the chain's
+/// Commit(θ) of the same checkpoints; another checkpoint is rejected; a
+/// missing points file, or one changed since keygen, is malformed input
+/// named by its path; it rejects the chain keys' proof of the same step.
 #[test]
-fn a_kzg_proof_verifies_alone_and_checkpoint_files_are_refused_by_name() {
+fn a_kzg_proof_binds_its_checkpoint_files_through_the_points_file() {
     let s = |n: &str| fx(n).display().to_string();
     let vk = read_verifying_key(&bytes("kzg_verifying.key")).unwrap();
     assert!(vk.theta.is_some());
@@ -380,16 +381,45 @@ fn a_kzg_proof_verifies_alone_and_checkpoint_files_are_refused_by_name() {
     let spec = ModelSpec::from_file(&fx("spec.toml")).unwrap();
     let before = read_checkpoint(&fx("before.safetensors"), &spec).unwrap();
     assert_ne!(st.c_before, commit_params(&spec, &before));
-    let (kvk, kproof, spec_p) = (s("kzg_verifying.key"), s("kzg_proof.zkstep"), s("spec.toml"));
+    let points = zkstep_verifier::read_points(&bytes("kzg_points.key"), &vk).unwrap();
+    assert_eq!(points.commitment(&spec, &before).unwrap(), st.c_before);
+    let (kvk, kproof, spec_p, pts) =
+        (s("kzg_verifying.key"), s("kzg_proof.zkstep"), s("spec.toml"), s("kzg_points.key"));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--vk", &kvk, "--proof", &kproof, "--spec", &spec_p];
+        args.extend_from_slice(extra);
+        verify_bin(&args)
+    };
+    let (b0, b1, b2, x0) = (
+        s("before.safetensors"),
+        s("after.safetensors"),
+        s("after2.safetensors"),
+        s("batch.safetensors"),
+    );
     let (rc, out, err) = verify_bin(&["--vk", &kvk, "--proof", &kproof]);
     assert_eq!(rc, 0, "{out}{err}");
-    let batch = s("batch.safetensors");
-    let (rc, out, err) = verify_bin(&["--vk", &kvk, "--proof", &kproof, "--spec", &spec_p, "--batch", &batch]);
+    let (rc, out, err) = run(&["--points", &pts, "--before", &b0, "--after", &b1, "--batch", &x0]);
     assert_eq!(rc, 0, "{out}{err}");
-    let b0 = s("before.safetensors");
-    let (rc, _, err) = verify_bin(&["--vk", &kvk, "--proof", &kproof, "--spec", &spec_p, "--before", &b0]);
+    let (rc, _, err) = run(&["--points", &pts, "--before", &b0, "--after", &b2]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("REJECTED") && err.contains("c_after"), "{err}");
+    // points.key beside the verifying key is the default: none there
+    let (rc, _, err) = run(&["--before", &b0]);
     assert_eq!(rc, 2, "{err}");
-    assert!(err.contains("KZG points") && err.contains("kzg_verifying.key"), "{err}");
+    assert!(err.contains("points.key") && err.contains("--points"), "{err}");
+    // a points file changed since keygen (re-sealed: its own checksum holds)
+    let raw = bytes("kzg_points.key");
+    let (h, body) = files::open(&raw, files::FileKind::Points).unwrap();
+    let mut body = body.to_vec();
+    let n = body.len();
+    body[n - 40] ^= 1;
+    let dir = tempfile_dir();
+    let bad = dir.join("kzg_points_changed.key");
+    std::fs::write(&bad, files::seal(h, &body)).unwrap();
+    let bad_s = bad.display().to_string();
+    let (rc, _, err) = run(&["--points", &bad_s, "--before", &b0]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("not the points file of this verifying key") && err.contains(&bad_s), "{err}");
     // the chain keys' proof of the same step names another key
     assert!(verify(&vk, &read_proof(&bytes("proof.zkstep")).unwrap(), None).is_err());
 }

@@ -50,6 +50,28 @@ fn mutated_proofs_never_panic_and_are_never_accepted() {
     }
 }
 
+/// A proof under keys on KZG points: the mutations above, and bit flips
+/// within its opening (the payload's last 161 bytes: the option's tag, the
+/// two points, the two evaluations and the quotient point), where uniform
+/// edits would seldom land: an invalid point encoding is malformed, another
+/// point or value rejected.
+#[test]
+fn mutated_kzg_proofs_never_panic_and_are_never_accepted() {
+    let vk = read_verifying_key(&fx("kzg_verifying.key")).unwrap();
+    let bytes = fx("kzg_proof.zkstep");
+    let (h, body) = files::open(&bytes, FileKind::Proof).unwrap();
+    mutate_and_check(h, body, &|b| verdict(&vk, b));
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(0x6b7a);
+    let tail = 161.min(body.len());
+    for case in 0..32 {
+        let mut b = body.to_vec();
+        let i = body.len() - 1 - rng.gen_range(0..tail);
+        b[i] ^= 1 << rng.gen_range(0..8);
+        let v = verdict(&vk, &files::seal(h, &b));
+        assert!(!matches!(v, Ok(true)), "case {case}: a flip at byte {i} of the opening was accepted");
+    }
+}
+
 /// The same for a merge proof (π_merge) under its merge verifying key.
 #[test]
 fn mutated_merge_proofs_never_panic_and_are_never_accepted() {

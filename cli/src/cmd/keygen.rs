@@ -21,6 +21,9 @@ pub fn run(a: KeygenArgs) -> Result<()> {
     }
     refuse_existing(&out.join(PROVING_KEY_FILE), a.force)?;
     refuse_existing(&out.join(VERIFYING_KEY_FILE), a.force)?;
+    if a.commit_scheme == zkstep_circuits::state::CommitScheme::Evaluation {
+        refuse_existing(&out.join(zkstep_prover::ivc::POINTS_FILE), a.force)?;
+    }
     let ptau = a.ptau_dir.as_deref();
     if let Some(d) = ptau {
         if !d.is_dir() {
@@ -51,11 +54,18 @@ pub fn run(a: KeygenArgs) -> Result<()> {
     let (c1, c2) = keys.pp.num_constraints();
     if json {
         print_json(
-            &json!({"keys": crate::util::path_json(out), "params": format!("{:?}", keys.params).to_lowercase(), "rows_per_fold": keys.layout.rows, "segments_per_row": keys.layout.segments, "folds": keys.layout.num_folds(), "compression": keys.compression().name(), "constraints_per_fold": c1, "secondary_constraints": c2, "seconds": secs}),
+            &json!({"keys": crate::util::path_json(out), "params": format!("{:?}", keys.params).to_lowercase(), "rows_per_fold": keys.layout.rows, "segments_per_row": keys.layout.segments, "folds": keys.layout.num_folds(), "compression": keys.compression().name(), "constraints_per_fold": c1, "secondary_constraints": c2, "commit_scheme": keys.layout.commit_scheme.name(), "seconds": secs}),
         );
     } else {
+        let points = match keys.layout.commit_scheme {
+            zkstep_circuits::state::CommitScheme::Evaluation => format!(
+                " (and {}, the points that commit checkpoints under these keys)",
+                out.join(zkstep_prover::ivc::POINTS_FILE).display()
+            ),
+            zkstep_circuits::state::CommitScheme::Chain => String::new(),
+        };
         crate::outln!(
-            "wrote {} and {} in {secs:.1} s",
+            "wrote {} and {}{points} in {secs:.1} s",
             out.join(PROVING_KEY_FILE).display(),
             out.join(VERIFYING_KEY_FILE).display()
         );
