@@ -181,7 +181,8 @@ pub struct CommitArgs {
     #[arg(long)]
     pub spec: PathBuf,
     /// A keys directory: a checkpoint's commitment as proofs under these keys name it (keys on
-    /// KZG points: the hash of its point under their powers; chain keys: the same as without).
+    /// KZG points: the hash of its point under the powers of the directory's points.key, which
+    /// its verifying.key names; chain keys: the same as without).
     #[arg(long)]
     pub keys: Option<PathBuf>,
     /// Print a JSON object instead of the bare hex.

@@ -498,19 +498,24 @@ struct Keys {
 #[pymethods]
 impl Keys {
     /// Make keys for `spec`: development parameters (a fresh τ, sound for
-    /// whoever ran keygen), or ceremony parameters from `ptau_dir`.
+    /// whoever ran keygen), or ceremony parameters from `ptau_dir`;
+    /// `commit_scheme` "chain" (the default) or "kzg" (checkpoints as KZG
+    /// points: half the constraints; see `zkstep keygen --commit-scheme`).
     #[staticmethod]
-    #[pyo3(signature = (spec, rows = None, fold_budget = zkstep_circuits::DEFAULT_FOLD_BUDGET, ptau_dir = None))]
+    #[pyo3(signature = (spec, rows = None, fold_budget = zkstep_circuits::DEFAULT_FOLD_BUDGET, ptau_dir = None, commit_scheme = "chain"))]
     fn keygen(
         py: Python<'_>,
         spec: &Spec,
         rows: Option<usize>,
         fold_budget: usize,
         ptau_dir: Option<PathBuf>,
+        commit_scheme: &str,
     ) -> PyResult<Self> {
         let setup = ptau_dir.as_deref().map_or(Setup::Dev, Setup::Ceremony);
+        let scheme = zkstep_circuits::state::CommitScheme::parse(commit_scheme)
+            .ok_or_else(|| err(format!("commit_scheme {commit_scheme:?}: expected \"chain\" or \"kzg\"")))?;
         let keys = py
-            .detach(|| quiet(|| ivc::keygen_with(&spec.inner, rows, fold_budget, None, zkstep_circuits::state::CommitScheme::Chain, setup)))
+            .detach(|| quiet(|| ivc::keygen_with(&spec.inner, rows, fold_budget, None, scheme, setup)))
             .map_err(err)?;
         Ok(Keys { inner: Arc::new(keys) })
     }
@@ -523,7 +528,8 @@ impl Keys {
         Ok(Keys { inner: Arc::new(keys) })
     }
 
-    /// Write both keys into `dir` (refusing to replace them unless `force`).
+    /// Write both keys into `dir` (refusing to replace them unless `force`),
+    /// and for keys on KZG points their `points.key`.
     #[pyo3(signature = (dir, force = false))]
     fn save(&self, py: Python<'_>, dir: PathBuf, force: bool) -> PyResult<()> {
         std::fs::create_dir_all(&dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
@@ -813,7 +819,8 @@ fn prove_segment(
 /// segment's `batches` — the statement's commitments must be theirs.
 /// Returns the verified statement; raises `VerifyError` when rejected.
 #[pyfunction]
-#[pyo3(signature = (vk, proof, before = None, after = None, batch = None, batches = None))]
+#[pyo3(signature = (vk, proof, before = None, after = None, batch = None, batches = None, points = None))]
+#[allow(clippy::too_many_arguments)]
 fn verify<'py>(
     py: Python<'py>,
     vk: &VerifyingKey,
@@ -822,6 +829,7 @@ fn verify<'py>(
     after: Option<&Checkpoint>,
     batch: Option<&Batch>,
     batches: Option<Vec<PyRef<'py, Batch>>>,
+    points: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut given: Vec<&Batch> = batch.into_iter().collect();
     let listed: Vec<PyRef<'py, Batch>> = batches.unwrap_or_default();
@@ -857,13 +865,26 @@ fn verify<'py>(
         zkstep_verifier::VerifyError::Rejected(m) => VerifyError::new_err(format!("REJECTED: {m}")),
         e => err(e),
     };
-    if vk.inner.layout.commit_scheme == zkstep_circuits::state::CommitScheme::Evaluation
-        && (before.is_some() || after.is_some())
-    {
-        return Err(err(
-            "this verifying key binds checkpoints by KZG points (`zkstep keygen --commit-scheme kzg`): checking checkpoints against it needs the keys' points file, which this package does not read yet; verify without before/after here, or with `zkstep-verify --points`",
-        ));
-    }
+    // keys on KZG points commit checkpoints with their points file
+    let points = match (&vk.inner.theta, before.is_some() || after.is_some()) {
+        (Some(_), true) => {
+            let path = points.ok_or_else(|| {
+                err("this verifying key binds checkpoints by KZG points (keys made with commit_scheme=\"kzg\"): checking checkpoints against it needs their points file: pass points=\"KEYS/points.key\"")
+            })?;
+            let bytes = read_input(&path, Input::Points).map_err(err)?;
+            Some(
+                quiet(|| zkstep_verifier::read_points(&bytes, &vk.inner))
+                    .map_err(|e| err(format!("{}: {e}", path.display())))?,
+            )
+        }
+        _ => None,
+    };
+    let commit = |c: &Checkpoint| -> PyResult<zkstep_core::Fr> {
+        match &points {
+            Some(p) => p.commitment(&c.spec, &c.inner).map_err(err),
+            None => Ok(commit_params(&c.spec, &c.inner)),
+        }
+    };
     match &proof.inner {
         zkstep_verifier::AnyProof::Step(p) => {
             if given.len() > 1 {
@@ -873,10 +894,10 @@ fn verify<'py>(
             st.step = first_step.unwrap_or(st.step);
             check_batches(st.step)?;
             if let Some(c) = before {
-                st.c_before = commit_params(&c.spec, &c.inner);
+                st.c_before = commit(c)?;
             }
             if let Some(c) = after {
-                st.c_after = commit_params(&c.spec, &c.inner);
+                st.c_after = commit(c)?;
             }
             if let Some(b) = given.first() {
                 st.c_batch = commit_batch(&b.spec, &b.inner);
@@ -890,10 +911,10 @@ fn verify<'py>(
             st.step = first_step.unwrap_or(st.step);
             check_batches(st.step)?;
             if let Some(c) = before {
-                st.c_start = commit_params(&c.spec, &c.inner);
+                st.c_start = commit(c)?;
             }
             if let Some(c) = after {
-                st.c_end = commit_params(&c.spec, &c.inner);
+                st.c_end = commit(c)?;
             }
             if !given.is_empty() {
                 let cb: Vec<_> = given.iter().map(|b| commit_batch(&b.spec, &b.inner)).collect();

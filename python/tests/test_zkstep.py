@@ -175,6 +175,29 @@ def test_proofs_and_keys_go_through_their_files(tmp_path, keys, step0, proven):
     assert loaded.folds == keys.folds and loaded.spec == SPEC
 
 
+def test_kzg_keys_prove_and_verify_against_files_through_their_points(tmp_path, step0):
+    # keys on KZG points: the statement names the points' hashes, which the
+    # points file beside the keys recomputes from the checkpoints
+    before, batch, after = step0
+    kzg = zkstep.Keys.keygen(SPEC, commit_scheme="kzg")
+    proof = zkstep.prove(kzg, before, after, batch)
+    kzg.save(str(tmp_path / "keys"))
+    assert sorted(os.listdir(tmp_path / "keys")) == ["points.key", "proving.key", "verifying.key"]
+    vk = zkstep.VerifyingKey.load(str(tmp_path / "keys" / "verifying.key"))
+    points = str(tmp_path / "keys" / "points.key")
+    st = zkstep.verify(vk, proof, before=before, after=after, batch=batch, points=points)
+    assert st["c_after"] != after.commitment() and st["step"] == 0
+    with pytest.raises(zkstep.ZkstepError, match="points"):
+        zkstep.verify(vk, proof, before=before)
+    fixed = zkstep.checkpoint_to_numpy(after)
+    fixed["l3.w"][0, 5] += 1
+    tampered, _ = zkstep.checkpoint_from_numpy(SPEC, fixed, step=1)
+    with pytest.raises(zkstep.VerifyError, match="c_after"):
+        zkstep.verify(vk, proof, after=tampered, points=points)
+    with pytest.raises(zkstep.ZkstepError, match="kzg"):
+        zkstep.Keys.keygen(SPEC, commit_scheme="kzh")
+
+
 def test_an_exception_from_progress_stops_the_prover(keys, step0):
     before, batch, after = step0
 

@@ -1,10 +1,11 @@
 //! `zkstep commit`: the commitment of a checkpoint or a batch file.
 
 use crate::args::CommitArgs;
-use crate::error::Result;
+use crate::error::{CliError, Result};
 use crate::util::{commitment_of, print_json};
 use serde_json::json;
 use zkstep_core::poseidon::fr_to_hex;
+use std::path::Path;
 use zkstep_core::ModelSpec;
 
 /// Run `zkstep commit`.
@@ -13,10 +14,12 @@ pub fn run(a: CommitArgs) -> Result<()> {
     let (kind, mut c) = commitment_of(&a.file, &s)?;
     if let (Some(dir), "checkpoint") = (&a.keys, kind) {
         // under keys on KZG points Commit(θ) is the hash of θ's point
-        let keys = crate::proving::load_keys(dir, &s)?;
-        if keys.layout.commit_scheme == zkstep_circuits::state::CommitScheme::Evaluation {
+        if let Some(points) = kzg_points(dir, &s)? {
             let ck = zkstep_core::format::read_checkpoint(&a.file, &s)?;
-            c = keys.point_key().commitment(&s, &ck).map_err(crate::error::CliError::Internal)?.0;
+            c = points.commitment(&s, &ck).map_err(|e| CliError::BadFile {
+                path: dir.join(zkstep_prover::ivc::POINTS_FILE),
+                msg: e.to_string(),
+            })?;
         }
     }
     if a.json {
@@ -27,4 +30,28 @@ pub fn run(a: CommitArgs) -> Result<()> {
         crate::outln!("{}", fr_to_hex(&c));
     }
     Ok(())
+}
+
+/// The points of the keys in `dir` when they are on KZG points (read with
+/// the verifying key that names them: the proving key is not needed), None
+/// for chain keys.
+fn kzg_points(dir: &Path, s: &ModelSpec) -> Result<Option<zkstep_verifier::Points>> {
+    use zkstep_core::format::{read_input, Input};
+    let vk_path = dir.join(zkstep_prover::ivc::VERIFYING_KEY_FILE);
+    let bad = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e: zkstep_verifier::VerifyError| CliError::BadFile { path: path.clone(), msg: e.to_string() }
+    };
+    let vk = zkstep_verifier::read_verifying_key(&read_input(&vk_path, Input::VerifyingKey)?).map_err(bad(&vk_path))?;
+    if vk.layout.spec_digest != s.digest() {
+        return Err(CliError::BadFile {
+            path: vk_path,
+            msg: "keys for another spec than --spec".into(),
+        });
+    }
+    if vk.theta.is_none() {
+        return Ok(None);
+    }
+    let path = dir.join(zkstep_prover::ivc::POINTS_FILE);
+    zkstep_verifier::read_points(&read_input(&path, Input::Points)?, &vk).map(Some).map_err(bad(&path))
 }
