@@ -57,7 +57,7 @@ pub struct PointsPayload {
 }
 
 /// What a verifying key on KZG points holds: the opening's key and the
-/// checksum of its points file ([`crate::files::PointsPayload`]).
+/// checksum of its points file ([`PointsPayload`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThetaVk {
     /// [1]₁, [1]₂, [τ]₂.

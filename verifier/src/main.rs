@@ -451,6 +451,16 @@ fn commitments(
 /// (`--points`, else `points.key` beside the verifying key); None for chain
 /// keys or where no checkpoint file is given. Err is the exit status.
 fn points_for(a: &Args, vk: &VerifyingKey) -> Result<Option<Points>, ExitCode> {
+    if let (Some(p), None) = (&a.points, &vk.theta) {
+        return Err(fail(
+            2,
+            format!(
+                "{}: --points is for keys on KZG points; {} binds checkpoints by hash chains",
+                p.display(),
+                a.vk.display()
+            ),
+        ));
+    }
     if vk.theta.is_none() || (a.before.is_none() && a.after.is_none()) {
         return Ok(None);
     }

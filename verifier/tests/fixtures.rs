@@ -422,4 +422,9 @@ fn a_kzg_proof_binds_its_checkpoint_files_through_the_points_file() {
     assert!(err.contains("not the points file of this verifying key") && err.contains(&bad_s), "{err}");
     // the chain keys' proof of the same step names another key
     assert!(verify(&vk, &read_proof(&bytes("proof.zkstep")).unwrap(), None).is_err());
+    // and --points with chain keys is a usage error, not ignored
+    let (vk_chain, proof_chain) = (s("verifying.key"), s("proof.zkstep"));
+    let (rc, _, err) = verify_bin(&["--vk", &vk_chain, "--proof", &proof_chain, "--points", &pts]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("--points is for keys on KZG points"), "{err}");
 }
