@@ -228,11 +228,11 @@ pub struct KeygenArgs {
     /// compression time, a verifying key without the matrices).
     #[arg(long, default_value = "auto", value_parser = parse_compression)]
     pub compression: CompressionChoice,
-    /// How proofs bind checkpoints: chain (Commit(θ) a Poseidon chain the circuit recomputes)
-    /// or kzg (Commit(θ) a hash of θ's KZG point under these keys' powers, the circuit
-    /// evaluating θ at a challenge: half the constraints; only `zkstep prove`, `zkstep-verify`
-    /// against commitments and `zkstep bench` use such keys yet).
-    #[arg(long, default_value = "chain", value_parser = parse_scheme, conflicts_with = "merge")]
+    /// How proofs bind checkpoints: kzg (Commit(θ) a hash of θ's KZG point under these keys'
+    /// powers, the circuit evaluating θ at a challenge; keygen writes the powers a verifier
+    /// commits checkpoint files with as points.key) or chain (Commit(θ) a Poseidon chain the
+    /// circuit recomputes: twice the constraints, no points file).
+    #[arg(long, default_value = "kzg", value_parser = parse_scheme, conflicts_with = "merge")]
     pub commit_scheme: CommitScheme,
     /// Make π_merge's keys for merges of N checkpoints of the spec (merge_proving.key and
     /// merge_verifying.key, dev params, Spartan) instead of a step's keys.
@@ -261,6 +261,10 @@ pub struct VerifyRoundArgs {
     /// The merge proof [default: DIR/merge.zkstep].
     #[arg(long)]
     pub merge_proof: Option<PathBuf>,
+    /// Step keys on KZG points: the points file that commits each run's first and last
+    /// checkpoints [default: points.key beside the steps' verifying key].
+    #[arg(long)]
+    pub points: Option<PathBuf>,
     /// Print a JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -416,6 +420,10 @@ pub struct VerifyRunArgs {
     /// Verifying key (from `zkstep keygen`).
     #[arg(long)]
     pub vk: PathBuf,
+    /// Keys on KZG points (`keygen --commit-scheme kzg`): the points file that commits the run's
+    /// first and last checkpoints (default: points.key beside --vk).
+    #[arg(long)]
+    pub points: Option<PathBuf>,
     /// Print a JSON report instead of text.
     #[arg(long)]
     pub json: bool,
@@ -447,8 +455,8 @@ pub struct BenchArgs {
     /// compression time, a verifying key without the matrices).
     #[arg(long, default_value = "auto", value_parser = parse_compression)]
     pub compression: CompressionChoice,
-    /// How proofs bind checkpoints: chain or kzg (see `zkstep keygen --commit-scheme`).
-    #[arg(long, default_value = "chain", value_parser = parse_scheme)]
+    /// How proofs bind checkpoints: kzg or chain (see `zkstep keygen --commit-scheme`).
+    #[arg(long, default_value = "kzg", value_parser = parse_scheme)]
     pub commit_scheme: CommitScheme,
     /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
     #[arg(long, default_value = "auto")]
@@ -507,8 +515,8 @@ pub struct BenchPointArgs {
     /// compression time, a verifying key without the matrices).
     #[arg(long, default_value = "auto", value_parser = parse_compression)]
     pub compression: CompressionChoice,
-    /// How proofs bind checkpoints (chain or kzg).
-    #[arg(long, default_value = "chain", value_parser = parse_scheme)]
+    /// How proofs bind checkpoints (kzg or chain).
+    #[arg(long, default_value = "kzg", value_parser = parse_scheme)]
     pub commit_scheme: CommitScheme,
     /// MSM backend: auto (GPU when present and the MSM is large), cpu or gpu.
     #[arg(long, default_value = "auto")]

@@ -197,15 +197,6 @@ pub enum CliError {
         /// What failed.
         why: String,
     },
-    /// Keys on KZG points given to a command that compares Poseidon-chain
-    /// commitments (run files, rounds).
-    #[error("{}: keys on KZG points (`zkstep keygen --commit-scheme kzg`) are not yet supported by `zkstep {command}`, whose files hold Poseidon-chain commitments: make the keys with `--commit-scheme chain` (the default)", path.display())]
-    KzgKeysNotYet {
-        /// The key.
-        path: PathBuf,
-        /// The command.
-        command: &'static str,
-    },
     /// The verifying key is for another spec than the run's.
     #[error("{}: the verifying key is for another spec than the run's ({})", vk.display(), spec.display())]
     KeyForAnotherSpec {

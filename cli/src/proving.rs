@@ -25,22 +25,6 @@ pub fn load_keys(dir: &Path, spec: &ModelSpec) -> Result<Keys> {
     Ok(keys)
 }
 
-/// Refuse keys on KZG points for `command`, whose files hold Poseidon-chain
-/// commitments (until they move to the points, docs/design/kzg-checkpoints.md).
-pub fn chain_keys_only(
-    scheme: zkstep_circuits::state::CommitScheme,
-    path: &Path,
-    command: &'static str,
-) -> Result<()> {
-    match scheme {
-        zkstep_circuits::state::CommitScheme::Chain => Ok(()),
-        zkstep_circuits::state::CommitScheme::Evaluation => Err(CliError::KzgKeysNotYet {
-            path: path.to_path_buf(),
-            command,
-        }),
-    }
-}
-
 /// Prove θ_after = Step(θ_before, batch), with a progress bar over the
 /// folds on stderr when `show`.
 pub fn prove_with_bar(

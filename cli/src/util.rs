@@ -181,3 +181,30 @@ pub fn merge_round(
         .into()
     })
 }
+
+/// The points file of keys on KZG points (`explicit`, else the keygen's
+/// `points.key` beside the verifying key at `vk_path`), checked against the
+/// verifying key; None for chain keys, which have none (an `explicit` one
+/// with them is a usage error naming both files).
+pub fn points_for(
+    vk_path: &Path,
+    explicit: Option<&Path>,
+    vk: &zkstep_verifier::VerifyingKey,
+) -> Result<Option<zkstep_verifier::Points>> {
+    if vk.theta.is_none() {
+        return match explicit {
+            Some(p) => Err(CliError::Usage(format!(
+                "{}: a points file is for keys on KZG points; {} binds checkpoints by hash chains",
+                p.display(),
+                vk_path.display()
+            ))),
+            None => Ok(None),
+        };
+    }
+    let path = explicit.map_or_else(|| vk_path.with_file_name(zkstep_prover::ivc::POINTS_FILE), Path::to_path_buf);
+    let bytes = format::read_input(&path, format::Input::Points)?;
+    zkstep_verifier::read_points(&bytes, vk).map(Some).map_err(|e| CliError::BadFile {
+        path,
+        msg: e.to_string(),
+    })
+}

@@ -13,21 +13,24 @@ mod common;
 use common::*;
 
 /// `init`, `train` (checkpoints with m and v), `keygen`, `prove-run` for
-/// Adam with cross-entropy (labels as class indices) and AdamW with MSE;
-/// each proof verifies with the verifier crate against the run's
-/// statements, and the after-checkpoint's moments are committed.
+/// Adam with cross-entropy (labels as class indices, keys on KZG points, the
+/// default) and AdamW with MSE (chain keys: the manifest's commitments are
+/// the proofs'); each proof verifies with the verifier crate against the
+/// run's statements, `verify-run` accepts the run, and the
+/// after-checkpoint's moments are committed.
 #[test]
 fn adam_and_adamw_runs_prove_and_verify() {
     let ce = SPEC
         .replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]")
         .replace("inputs = 3\noutputs = 1", "inputs = 3\noutputs = 2");
-    for (kind, name, spec) in [
+    for (kind, name, spec, scheme) in [
         (
             "kind = \"adam\"\nlr = 0.01\nweight_decay = 0.01",
             "adam + cross_entropy",
             ce.as_str(),
+            "kzg",
         ),
-        ("kind = \"adamw\"\nlr = 0.01", "adamw + mse", SPEC),
+        ("kind = \"adamw\"\nlr = 0.01", "adamw + mse", SPEC, "chain"),
     ] {
         let d = tempfile::tempdir().unwrap();
         let p = |n: &str| -> String { d.path().join(n).display().to_string() };
@@ -41,15 +44,17 @@ fn adam_and_adamw_runs_prove_and_verify() {
             ck.layers[0].state[1].w.data.iter().any(|&v| v > 0),
             "{name}: v"
         );
-        let (ok, _, err) = keygen(d.path(), &[]);
+        let (ok, _, err) = keygen(d.path(), &["--commit-scheme", scheme]);
         assert!(ok, "{name}: {err}");
         let (ok, _, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys")]);
         assert!(ok, "{name}: {err}");
+        let (ok, out, err) = verify_run(d.path());
+        assert!(ok && out.contains("ACCEPTED: 2 steps"), "{name}: {out}{err}");
         let m: serde_json::Value =
             serde_json::from_slice(&std::fs::read(p("run/run.json")).unwrap()).unwrap();
         let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
         for (t, e) in m["steps"].as_array().unwrap().iter().enumerate() {
-            let want = manifest_statement(&spec, e, t);
+            let want = run_statement(d.path(), &spec, e, t);
             let proof =
                 read_proof(&std::fs::read(p(&format!("run/proof_{t}.zkstep"))).unwrap()).unwrap();
             verify(&vk, &proof, Some(&want)).unwrap();
@@ -79,7 +84,7 @@ fn four_chained_steps_prove_and_verify() {
     let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
     let steps = m["steps"].as_array().unwrap();
     for (t, e) in steps.iter().enumerate() {
-        let want = manifest_statement(&spec, e, t);
+        let want = run_statement(d.path(), &spec, e, t);
         let proof = |t: usize| {
             read_proof(&std::fs::read(p(&format!("run/proof_{t}.zkstep"))).unwrap()).unwrap()
         };
@@ -128,7 +133,7 @@ fn four_chained_steps_prove_and_verify() {
         assert!(o.status.success() && !err.contains("panicked"), "{err}");
         assert!(String::from_utf8_lossy(&o.stdout).contains('\u{fffd}'));
         let proof = read_proof(&std::fs::read(&out_path).unwrap()).unwrap();
-        verify(&vk, &proof, Some(&manifest_statement(&spec, &steps[0], 0))).unwrap();
+        verify(&vk, &proof, Some(&run_statement(d.path(), &spec, &steps[0], 0))).unwrap();
     }
     // a second run skips every step
     let (ok, out, _) = run(&[
@@ -344,7 +349,7 @@ fn corrupt_keys_racing_provers_and_gapped_runs_through_the_binary() {
         serde_json::from_slice(&std::fs::read(p("run/run.json")).unwrap()).unwrap();
     let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
     let race = read_proof(&std::fs::read(p("race.zkstep")).unwrap()).unwrap();
-    verify(&vk, &race, Some(&manifest_statement(&spec, &m["steps"][0], 0))).unwrap();
+    verify(&vk, &race, Some(&run_statement(d.path(), &spec, &m["steps"][0], 0))).unwrap();
     // finding 4: a manifest with its second step taken out
     let (code, out, err) = run_code(&["verify-run", "--run", &p("run"), "--vk", &p("keys/verifying.key")]);
     assert!(code == Some(0) && out.contains("ACCEPTED: 4 steps"), "{out}{err}");
@@ -444,7 +449,7 @@ fn segments_and_shards_cover_a_run() {
         .unwrap()
         .iter()
         .enumerate()
-        .map(|(t, e)| manifest_statement(&spec, e, t))
+        .map(|(t, e)| run_statement(d.path(), &spec, e, t))
         .collect();
     let want = SegmentStatement {
         spec_digest: spec.digest(),
@@ -639,10 +644,69 @@ fn kzg_keys_prove_and_commit_through_the_binary() {
     assert_eq!(commit("run/ckpt_1.safetensors", true), hex(&st.c_after));
     assert_ne!(commit("run/ckpt_1.safetensors", false), hex(&st.c_after));
     assert_eq!(commit("run/batch_0.safetensors", true), hex(&st.c_batch));
-    let (code, _, err) = run_code(&["prove-run", "--run", &p("run"), "--keys", &p("keys")]);
+}
+
+/// A run under keys on KZG points: `prove-run` proves it in segments (the
+/// proofs' checkpoint commitments are the files' points, not the manifest's
+/// chain digests), a second `prove-run` skips them, and `verify-run`
+/// accepts it through the points file beside the verifying key. Rejected:
+/// a step proven from another θ_t than the proofs before it end at (every
+/// proof verifies, but they do not chain), a last checkpoint file the
+/// proofs do not end at; refused by path: a missing points file.
+#[test]
+fn kzg_keys_prove_and_verify_a_run() {
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| -> String { d.path().join(n).display().to_string() };
+    trained_run(d.path(), SPEC, 3);
+    let (ok, _, err) = keygen(d.path(), &["--commit-scheme", "kzg"]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys"), "--segment", "2"]);
+    assert!(ok, "{err}");
+    for f in ["run/segment_0_2.zkstep", "run/segment_2_1.zkstep"] {
+        assert!(d.path().join(f).is_file(), "{f}");
+    }
+    let (ok, out, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys"), "--segment", "2"]);
+    assert!(ok && out.matches("skipped").count() == 2, "{out}{err}");
+    let (run_dir, vk_path) = (p("run"), p("keys/verifying.key"));
+    let verify_run = |extra: &[&str]| {
+        let mut args = vec!["verify-run", "--run", &run_dir, "--vk", &vk_path];
+        args.extend_from_slice(extra);
+        run_code(&args)
+    };
+    let (code, out, err) = verify_run(&[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("ACCEPTED: 3 steps"), "{out}");
+
+    // step 2 proven from θ_2 + one unit: its proof verifies, the chain breaks
+    let spec = ModelSpec::from_toml_str(SPEC).unwrap();
+    let read = |f: &str| zkstep_core::format::read_checkpoint(&d.path().join(f), &spec).unwrap();
+    let mut other = read("run/ckpt_2.safetensors");
+    other.layers[0].w.data[0] += 1;
+    let (batch, _) = zkstep_core::format::read_batch(&d.path().join("run/batch_2.safetensors"), &spec).unwrap();
+    let after = zkstep_core::step(&spec, &other, &batch).unwrap().after;
+    zkstep_core::format::write_checkpoint(&d.path().join("other_2.safetensors"), &spec, &other).unwrap();
+    zkstep_core::format::write_checkpoint(&d.path().join("other_3.safetensors"), &spec, &after).unwrap();
+    let (ok, _, err) = run(&[
+        "prove", "--spec", &p("spec.toml"), "--keys", &p("keys"),
+        "--before", &p("other_2.safetensors"), "--after", &p("other_3.safetensors"),
+        "--batch", &p("run/batch_2.safetensors"), "--out", &p("run/proof_2.zkstep"),
+    ]);
+    assert!(ok, "{err}");
+    std::fs::rename(p("run/segment_2_1.zkstep"), p("segment_2_1.zkstep")).unwrap();
+    let (code, out, err) = verify_run(&[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(err.contains("do not chain at θ_2"), "{err}");
+    // the honest segment back: the run is proven again (another proof of a step is not a break)
+    std::fs::rename(p("segment_2_1.zkstep"), p("run/segment_2_1.zkstep")).unwrap();
+    let (code, out, err) = verify_run(&[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    // the last checkpoint file replaced by the forged step's θ_3
+    std::fs::copy(p("other_3.safetensors"), p("run/ckpt_3.safetensors")).unwrap();
+    let (code, _, err) = verify_run(&[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("ckpt_3.safetensors: not the θ_3 that the proofs end at"), "{err}");
+    // no points file: refused by its path
+    let (code, _, err) = verify_run(&["--points", &p("nowhere.key")]);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("--commit-scheme kzg") && err.contains("prove-run"), "{err}");
-    let (code, _, err) = run_code(&["verify-run", "--run", &p("run"), "--vk", &p("keys/verifying.key")]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("verify-run"), "{err}");
+    assert!(err.contains("nowhere.key"), "{err}");
 }

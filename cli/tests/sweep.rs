@@ -168,7 +168,7 @@ fn prove_case(d: &Path, c: &Case, both: bool) -> Result<Timing, String> {
     let prove = t.elapsed().as_secs_f64();
     let spec = ModelSpec::from_toml_str(&text).unwrap();
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(p("run/run.json")).unwrap()).unwrap();
-    let statement = |t: usize| manifest_statement(&spec, &m["steps"][t], t);
+    let statement = |t: usize| run_statement(d, &spec, &m["steps"][t], t);
     let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
     for &s in proven {
         let proof = read_proof(&std::fs::read(p(&format!("run/proof_{s}.zkstep"))).unwrap()).unwrap();

@@ -272,7 +272,9 @@ impl Checkpoint {
         self.inner.step
     }
 
-    /// Commit(θ_t) as hex: what proofs name this checkpoint by.
+    /// The Poseidon-chain Commit(θ_t) as hex: what run.json records, and
+    /// what proofs under chain keys name this checkpoint by (under keys on
+    /// KZG points, the default, `VerifyingKey.commitment(checkpoint)`).
     fn commitment(&self) -> String {
         fr_to_hex(&commit_params(&self.spec, &self.inner))
     }
@@ -499,10 +501,10 @@ struct Keys {
 impl Keys {
     /// Make keys for `spec`: development parameters (a fresh τ, sound for
     /// whoever ran keygen), or ceremony parameters from `ptau_dir`;
-    /// `commit_scheme` "chain" (the default) or "kzg" (checkpoints as KZG
-    /// points: half the constraints; see `zkstep keygen --commit-scheme`).
+    /// `commit_scheme` "kzg" (the default: checkpoints as KZG points, half
+    /// the constraints) or "chain" (see `zkstep keygen --commit-scheme`).
     #[staticmethod]
-    #[pyo3(signature = (spec, rows = None, fold_budget = zkstep_circuits::DEFAULT_FOLD_BUDGET, ptau_dir = None, commit_scheme = "chain"))]
+    #[pyo3(signature = (spec, rows = None, fold_budget = zkstep_circuits::DEFAULT_FOLD_BUDGET, ptau_dir = None, commit_scheme = "kzg"))]
     fn keygen(
         py: Python<'_>,
         spec: &Spec,
@@ -554,7 +556,12 @@ impl Keys {
     fn verifying_key(&self, py: Python<'_>) -> PyResult<VerifyingKey> {
         py.detach(|| {
             let bytes = quiet(|| ivc::verifying_key_bytes(&self.inner)).map_err(err)?;
-            VerifyingKey::parse(Path::new("<verifying key of these keys>"), bytes)
+            // keys on KZG points: the points file these keys would write
+            let points = match quiet(|| ivc::points_bytes(&self.inner)).map_err(err)? {
+                Some(b) => PointsAt::Bytes(b),
+                None => PointsAt::Nowhere,
+            };
+            VerifyingKey::parse(Path::new("<verifying key of these keys>"), bytes, points)
         })
     }
 
@@ -563,28 +570,99 @@ impl Keys {
     }
 }
 
+/// Where a verifying key's points file is (keys on KZG points).
+enum PointsAt {
+    /// None (chain keys).
+    Nowhere,
+    /// `points.key` beside the key file it was read from.
+    File(PathBuf),
+    /// The points file of the keys it was made from, encoded.
+    Bytes(Vec<u8>),
+}
+
 /// A verifying key.
 #[pyclass(module = "zkstep._native", frozen)]
 struct VerifyingKey {
     inner: zkstep_verifier::VerifyingKey,
     bytes: Vec<u8>,
+    points_at: PointsAt,
+    // read on first use: a wide layer's points file is megabytes
+    points: std::sync::OnceLock<zkstep_verifier::Points>,
 }
 
 impl VerifyingKey {
-    fn parse(label: &Path, bytes: Vec<u8>) -> PyResult<Self> {
+    fn parse(label: &Path, bytes: Vec<u8>, points_at: PointsAt) -> PyResult<Self> {
         let inner = quiet(|| zkstep_verifier::read_verifying_key(&bytes))
             .map_err(|e| err(format!("{}: {e}", label.display())))?;
-        Ok(VerifyingKey { inner, bytes })
+        let points_at = if inner.theta.is_some() { points_at } else { PointsAt::Nowhere };
+        Ok(VerifyingKey { inner, bytes, points_at, points: std::sync::OnceLock::new() })
+    }
+
+    /// The points file at `path`, checked against this key.
+    fn read_points(&self, path: &Path) -> PyResult<zkstep_verifier::Points> {
+        let bytes = read_input(path, Input::Points).map_err(err)?;
+        self.decode_points(&bytes, path)
+    }
+
+    fn decode_points(&self, bytes: &[u8], label: &Path) -> PyResult<zkstep_verifier::Points> {
+        quiet(|| zkstep_verifier::read_points(bytes, &self.inner)).map_err(|e| err(format!("{}: {e}", label.display())))
+    }
+
+    /// Its own points (beside its file, or its keys'), read once.
+    fn own_points(&self) -> PyResult<&zkstep_verifier::Points> {
+        if let Some(p) = self.points.get() {
+            return Ok(p);
+        }
+        let p = match &self.points_at {
+            PointsAt::Nowhere => {
+                return Err(err("this verifying key binds checkpoints by KZG points and was not read from a keys directory: checking checkpoints against it needs its points file: pass points=\"KEYS/points.key\""))
+            }
+            PointsAt::File(path) => self.read_points(path)?,
+            PointsAt::Bytes(b) => self.decode_points(b, Path::new("<points of these keys>"))?,
+        };
+        Ok(self.points.get_or_init(|| p))
+    }
+
+    /// Commit(θ) under this key: the hash of θ's KZG point with `points`
+    /// (else its own) under keys on KZG points, the chain under chain keys.
+    fn commit(&self, c: &Checkpoint, points: Option<&zkstep_verifier::Points>) -> PyResult<zkstep_core::Fr> {
+        if self.inner.theta.is_none() {
+            return Ok(commit_params(&c.spec, &c.inner));
+        }
+        let p = match points {
+            Some(p) => p,
+            None => self.own_points()?,
+        };
+        p.commitment(&c.spec, &c.inner).map_err(err)
     }
 }
 
 #[pymethods]
 impl VerifyingKey {
-    /// Read a verifying key file.
+    /// Read a verifying key file (keys on KZG points: their points file is
+    /// the `points.key` beside it, read when checkpoints are checked).
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let bytes = read_input(&path, Input::VerifyingKey).map_err(err)?;
-        py.detach(|| VerifyingKey::parse(&path, bytes))
+        let beside = PointsAt::File(path.with_file_name(ivc::POINTS_FILE));
+        py.detach(|| VerifyingKey::parse(&path, bytes, beside))
+    }
+
+    /// How its proofs bind checkpoints: "kzg" or "chain".
+    #[getter]
+    fn commit_scheme(&self) -> &'static str {
+        self.inner.layout.commit_scheme.name()
+    }
+
+    /// The commitment (hex) a proof under this key gives `checkpoint`: under
+    /// keys on KZG points the hash of its point (with the key's points file,
+    /// or `points`), under chain keys its Poseidon chain.
+    #[pyo3(signature = (checkpoint, points = None))]
+    fn commitment(&self, py: Python<'_>, checkpoint: &Checkpoint, points: Option<PathBuf>) -> PyResult<String> {
+        py.detach(|| {
+            let given = points.map(|p| self.read_points(&p)).transpose()?;
+            self.commit(checkpoint, given.as_ref()).map(|c| fr_to_hex(&c))
+        })
     }
 
     /// Write it (refusing to replace a file unless `force`).
@@ -865,26 +943,19 @@ fn verify<'py>(
         zkstep_verifier::VerifyError::Rejected(m) => VerifyError::new_err(format!("REJECTED: {m}")),
         e => err(e),
     };
-    // keys on KZG points commit checkpoints with their points file
-    let points = match (&vk.inner.theta, before.is_some() || after.is_some()) {
-        (Some(_), true) => {
-            let path = points.ok_or_else(|| {
-                err("this verifying key binds checkpoints by KZG points (keys made with commit_scheme=\"kzg\"): checking checkpoints against it needs their points file: pass points=\"KEYS/points.key\"")
-            })?;
-            let bytes = read_input(&path, Input::Points).map_err(err)?;
-            Some(
-                quiet(|| zkstep_verifier::read_points(&bytes, &vk.inner))
-                    .map_err(|e| err(format!("{}: {e}", path.display())))?,
-            )
+    // keys on KZG points commit checkpoints with a points file: `points`,
+    // else the key's own (beside its file, or its keys')
+    let points = match (&vk.inner.theta, before.is_some() || after.is_some(), points) {
+        (None, _, Some(path)) => {
+            return Err(err(format!(
+                "{}: a points file is for keys on KZG points; this verifying key binds checkpoints by hash chains",
+                path.display()
+            )))
         }
+        (Some(_), true, Some(path)) => Some(vk.read_points(&path)?),
         _ => None,
     };
-    let commit = |c: &Checkpoint| -> PyResult<zkstep_core::Fr> {
-        match &points {
-            Some(p) => p.commitment(&c.spec, &c.inner).map_err(err),
-            None => Ok(commit_params(&c.spec, &c.inner)),
-        }
-    };
+    let commit = |c: &Checkpoint| vk.commit(c, points.as_ref());
     match &proof.inner {
         zkstep_verifier::AnyProof::Step(p) => {
             if given.len() > 1 {

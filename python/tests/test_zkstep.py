@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -133,8 +134,11 @@ def test_the_reference_step_refuses_a_batch_of_another_step(step0):
 def test_a_step_proves_and_verifies_against_its_files(keys, step0, proven):
     before, batch, after = step0
     proof, seen = proven
-    st = zkstep.verify(keys.verifying_key(), proof, before=before, after=after, batch=batch)
-    assert st["c_before"] == before.commitment() and st["c_after"] == after.commitment()
+    vk = keys.verifying_key()
+    assert vk.commit_scheme == "kzg"  # the default
+    st = zkstep.verify(vk, proof, before=before, after=after, batch=batch)
+    assert st["c_before"] == vk.commitment(before) and st["c_after"] == vk.commitment(after)
+    assert st["c_after"] != after.commitment()  # the points' hash, not the chain's
     assert st["c_batch"] == batch.commitment() and st["step"] == 0
     assert proof.statement == st
     assert 0 < len(proof) <= 16 * 1024
@@ -160,7 +164,7 @@ def test_proofs_and_keys_go_through_their_files(tmp_path, keys, step0, proven):
     before, batch, after = step0
     proof, _ = proven
     keys.save(str(tmp_path / "keys"))
-    assert sorted(os.listdir(tmp_path / "keys")) == ["proving.key", "verifying.key"]
+    assert sorted(os.listdir(tmp_path / "keys")) == ["points.key", "proving.key", "verifying.key"]
     vk = zkstep.VerifyingKey.load(str(tmp_path / "keys" / "verifying.key"))
     assert vk.spec_digest == SPEC.digest
     proof.save(str(tmp_path / "step.zkstep"))
@@ -175,20 +179,21 @@ def test_proofs_and_keys_go_through_their_files(tmp_path, keys, step0, proven):
     assert loaded.folds == keys.folds and loaded.spec == SPEC
 
 
-def test_kzg_keys_prove_and_verify_against_files_through_their_points(tmp_path, step0):
-    # keys on KZG points: the statement names the points' hashes, which the
-    # points file beside the keys recomputes from the checkpoints
+def test_checkpoint_files_are_checked_through_the_points_file(tmp_path, keys, step0, proven):
+    # keys on KZG points (the default): a verifying key read from a file
+    # commits checkpoints with the points file beside it, or the one given
     before, batch, after = step0
-    kzg = zkstep.Keys.keygen(SPEC, commit_scheme="kzg")
-    proof = zkstep.prove(kzg, before, after, batch)
-    kzg.save(str(tmp_path / "keys"))
-    assert sorted(os.listdir(tmp_path / "keys")) == ["points.key", "proving.key", "verifying.key"]
-    vk = zkstep.VerifyingKey.load(str(tmp_path / "keys" / "verifying.key"))
+    proof, _ = proven
+    keys.save(str(tmp_path / "keys"))
     points = str(tmp_path / "keys" / "points.key")
-    st = zkstep.verify(vk, proof, before=before, after=after, batch=batch, points=points)
-    assert st["c_after"] != after.commitment() and st["step"] == 0
-    with pytest.raises(zkstep.ZkstepError, match="points"):
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(tmp_path / "keys" / "verifying.key", alone / "verifying.key")
+    vk = zkstep.VerifyingKey.load(str(alone / "verifying.key"))
+    with pytest.raises(zkstep.ZkstepError, match="points.key"):
         zkstep.verify(vk, proof, before=before)
+    st = zkstep.verify(vk, proof, before=before, after=after, batch=batch, points=points)
+    assert st["c_after"] == vk.commitment(after, points=points) and st["step"] == 0
     fixed = zkstep.checkpoint_to_numpy(after)
     fixed["l3.w"][0, 5] += 1
     tampered, _ = zkstep.checkpoint_from_numpy(SPEC, fixed, step=1)
@@ -196,6 +201,23 @@ def test_kzg_keys_prove_and_verify_against_files_through_their_points(tmp_path, 
         zkstep.verify(vk, proof, after=tampered, points=points)
     with pytest.raises(zkstep.ZkstepError, match="kzg"):
         zkstep.Keys.keygen(SPEC, commit_scheme="kzh")
+
+
+def test_chain_keys_name_checkpoints_by_their_poseidon_chain(tmp_path, step0):
+    before, batch, after = step0
+    chain = zkstep.Keys.keygen(SPEC, commit_scheme="chain")
+    proof = zkstep.prove(chain, before, after, batch)
+    vk = chain.verifying_key()
+    assert vk.commit_scheme == "chain"
+    st = zkstep.verify(vk, proof, before=before, after=after, batch=batch)
+    assert (st["c_before"], st["c_after"]) == (before.commitment(), after.commitment()) == (
+        vk.commitment(before),
+        vk.commitment(after),
+    )
+    chain.save(str(tmp_path / "keys"))
+    assert sorted(os.listdir(tmp_path / "keys")) == ["proving.key", "verifying.key"]
+    with pytest.raises(zkstep.ZkstepError, match="hash chains"):
+        zkstep.verify(vk, proof, after=after, points=str(tmp_path / "keys" / "verifying.key"))
 
 
 def test_an_exception_from_progress_stops_the_prover(keys, step0):
@@ -263,7 +285,7 @@ def test_a_segment_of_two_steps_proves_and_verifies(keys, step0):
     assert proof.statement["kind"] == "segment" and proof.statement["steps"] == 2
     vk = keys.verifying_key()
     st = zkstep.verify(vk, proof, before=before, after=last, batches=[batch0, batch1])
-    assert (st["c_start"], st["c_end"], st["step"]) == (before.commitment(), last.commitment(), 0)
+    assert (st["c_start"], st["c_end"], st["step"]) == (vk.commitment(before), vk.commitment(last), 0)
     with pytest.raises(zkstep.VerifyError):
         zkstep.verify(vk, proof, before=before, after=after, batches=[batch0, batch1])
     with pytest.raises(zkstep.VerifyError):

@@ -38,20 +38,17 @@ pub fn run(a: CommitArgs) -> Result<()> {
 fn kzg_points(dir: &Path, s: &ModelSpec) -> Result<Option<zkstep_verifier::Points>> {
     use zkstep_core::format::{read_input, Input};
     let vk_path = dir.join(zkstep_prover::ivc::VERIFYING_KEY_FILE);
-    let bad = |path: &Path| {
-        let path = path.to_path_buf();
-        move |e: zkstep_verifier::VerifyError| CliError::BadFile { path: path.clone(), msg: e.to_string() }
-    };
-    let vk = zkstep_verifier::read_verifying_key(&read_input(&vk_path, Input::VerifyingKey)?).map_err(bad(&vk_path))?;
+    let vk = zkstep_verifier::read_verifying_key(&read_input(&vk_path, Input::VerifyingKey)?).map_err(|e| {
+        CliError::BadFile {
+            path: vk_path.clone(),
+            msg: e.to_string(),
+        }
+    })?;
     if vk.layout.spec_digest != s.digest() {
         return Err(CliError::BadFile {
             path: vk_path,
             msg: "keys for another spec than --spec".into(),
         });
     }
-    if vk.theta.is_none() {
-        return Ok(None);
-    }
-    let path = dir.join(zkstep_prover::ivc::POINTS_FILE);
-    zkstep_verifier::read_points(&read_input(&path, Input::Points)?, &vk).map(Some).map_err(bad(&path))
+    crate::util::points_for(&vk_path, None, &vk)
 }

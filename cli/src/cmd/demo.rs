@@ -1,5 +1,6 @@
 //! `zkstep demo`: train the built-in 2-16-16-1 MLP on two moons, then
-//! keygen (dev params), prove the last step and verify the proof.
+//! keygen (dev params, checkpoints as KZG points), prove the last step and
+//! verify the proof.
 
 use crate::args::DemoArgs;
 use crate::error::{CliError, Result};
@@ -19,8 +20,9 @@ use zkstep_core::model::seeded_salt;
 use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::spec::demo_spec;
 use zkstep_core::{step, Checkpoint, ModelSpec};
+use zkstep_circuits::state::CommitScheme;
 use zkstep_prover::ivc::{
-    keygen, proof_bytes, write_keys, Setup, PROVING_KEY_FILE, VERIFYING_KEY_FILE,
+    keygen_with, proof_bytes, write_keys, Setup, POINTS_FILE, PROVING_KEY_FILE, VERIFYING_KEY_FILE,
 };
 
 /// Seed of the demo's batch schedule and salts (the run is reproducible).
@@ -56,6 +58,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
                 let keys = d.join(KEYS_DIR);
                 refuse_existing(&keys.join(PROVING_KEY_FILE), a.force)?;
                 refuse_existing(&keys.join(VERIFYING_KEY_FILE), a.force)?;
+                refuse_existing(&keys.join(POINTS_FILE), a.force)?;
                 refuse_existing(&d.join(proof_name(steps - 1)), a.force)?;
             }
             Some(lock)
@@ -115,7 +118,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
             crate::outln!("\nkeygen: dev params — a fresh random tau made here; sound for whoever ran keygen, not for public verification");
         }
         let tk = Instant::now();
-        let keys = keygen(&s, None, a.fold_budget, Setup::Dev)?;
+        let keys = keygen_with(&s, None, a.fold_budget, None, CommitScheme::Evaluation, Setup::Dev)?;
         let keygen_s = tk.elapsed().as_secs_f64();
         let (c1, _) = keys.pp.num_constraints();
         if !json {
@@ -147,7 +150,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
             crate::outln!("proof of step {last}: {} bytes; witness {:.2} s, folding {:.2} s, compression {:.2} s", bytes.len(), tm.witness_s, tm.fold_s, tm.compress_s);
             match &verified {
                 Ok(_) => crate::outln!(
-                    "verified: ACCEPTED in {verify_ms:.1} ms (c_before {}…, c_after {}…)",
+                    "verified: ACCEPTED in {verify_ms:.1} ms (c_before {}…, c_after {}…: hashes of the checkpoints' KZG points under these keys; run.json's are Poseidon-chain digests of the files)",
                     &fr_to_hex(&proof.statement.c_before)[..18],
                     &fr_to_hex(&proof.statement.c_after)[..18]
                 ),

@@ -9,6 +9,12 @@
 //! commitments before the (slow to read) proving key is loaded, and every
 //! existing proof that would be replaced is found before the first proof is
 //! made, so a bad run fails at once.
+//!
+//! Under keys on KZG points a proof's checkpoint commitments are hashes of
+//! the checkpoints' points under the keys' powers, not the manifest's chain
+//! digests: the files are checked against the manifest as before, and the
+//! statement each proof is checked against before it is written takes its
+//! checkpoints' commitments from those files.
 
 use crate::args::{ProveRunArgs, ProveSegmentArgs, RunProving};
 use crate::error::{CliError, Result};
@@ -22,19 +28,23 @@ use crate::run::{
 use crate::util::{print_json, set_msm};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use zkstep_circuits::files::{self, FileKind, ProofPayload, SegmentPayload, Statement};
+use zkstep_circuits::files::{self, FileKind, ProofPayload, SegmentPayload, SegmentStatement, Statement};
 use zkstep_core::commit::{commit_batch, commit_params};
 use zkstep_core::format::{read_batch, read_checkpoint, read_input, write_as, Input};
+use zkstep_circuits::state::CommitScheme;
+use zkstep_core::poseidon::Fr;
 use zkstep_core::{Batch, Checkpoint, ModelSpec};
 use zkstep_prover::ivc::{proof_bytes, segment_proof_bytes, Keys};
 
-/// Does `path` hold a proof of exactly `unit`'s statement that verifies under `keys`?
+/// Does `path` hold a proof of exactly `unit`'s statement (`ends`: its
+/// checkpoints' commitments under keys on KZG points) that verifies under `keys`?
 fn existing_proof_verifies(
     keys: &Keys,
     s: &ModelSpec,
     mpath: &Path,
     path: &Path,
     unit: &Unit,
+    ends: Option<(Fr, Fr)>,
 ) -> Result<bool> {
     let Ok(bytes) = read_input(path, Input::Proof) else {
         return Ok(false);
@@ -43,16 +53,54 @@ fn existing_proof_verifies(
     let made_for = keys.vk_checksum()?;
     use zkstep_circuits::verify::{verify_payload, verify_segment_payload};
     Ok(if unit.segment {
-        let want = segment_statement(s, &keys.layout, mpath, unit.entries)?;
+        let want = unit_segment_statement(s, keys, mpath, unit, ends)?;
         files::decode::<SegmentPayload>(&bytes, FileKind::SegmentProof).is_ok_and(|(h, p)| {
             p.vk_checksum == made_for && verify_segment_payload(&keys.layout, vk, h.spec_digest, &p, Some(&want)).is_ok()
         })
     } else {
-        let want = statement(s, mpath, &unit.entries[0])?;
+        let want = unit_statement(s, mpath, unit, ends)?;
         files::decode::<ProofPayload>(&bytes, FileKind::Proof).is_ok_and(|(h, p)| {
             p.vk_checksum == made_for && verify_payload(&keys.layout, vk, h.spec_digest, &p, Some(&want)).is_ok()
         })
     })
+}
+
+/// The statement of a one-step unit: the manifest's, with `ends` as its
+/// checkpoints' commitments where given (keys on KZG points).
+fn unit_statement(s: &ModelSpec, mpath: &Path, unit: &Unit, ends: Option<(Fr, Fr)>) -> Result<Statement> {
+    let st = statement(s, mpath, &unit.entries[0])?;
+    Ok(match ends {
+        Some((c_before, c_after)) => Statement { c_before, c_after, ..st },
+        None => st,
+    })
+}
+
+/// The statement of a segment unit, likewise.
+fn unit_segment_statement(
+    s: &ModelSpec,
+    keys: &Keys,
+    mpath: &Path,
+    unit: &Unit,
+    ends: Option<(Fr, Fr)>,
+) -> Result<SegmentStatement> {
+    let st = segment_statement(s, &keys.layout, mpath, unit.entries)?;
+    Ok(match ends {
+        Some((c_start, c_end)) => SegmentStatement { c_start, c_end, ..st },
+        None => st,
+    })
+}
+
+/// Under keys on KZG points, the commitments of a unit's first and last
+/// checkpoints (`first`, `last`, read and checked against the manifest) as
+/// hashes of their points under the keys' powers; None under chain keys,
+/// whose statements take the manifest's.
+fn kzg_ends(keys: &Keys, s: &ModelSpec, first: &Checkpoint, last: &Checkpoint) -> Result<Option<(Fr, Fr)>> {
+    if keys.layout.commit_scheme == CommitScheme::Chain {
+        return Ok(None);
+    }
+    let pk = keys.point_key();
+    let commit = |c: &Checkpoint| pk.commitment(s, c).map(|(c, _)| c).map_err(CliError::Internal);
+    Ok(Some((commit(first)?, commit(last)?)))
 }
 
 /// A unit of proving: one step (its own proof file), or a segment of
@@ -201,11 +249,19 @@ fn prove(a: Plan) -> Result<()> {
         }
     }
     let keys = load_keys(&r.keys, &s)?;
-    crate::proving::chain_keys_only(keys.layout.commit_scheme, &r.keys.join(zkstep_prover::ivc::PROVING_KEY_FILE), "prove-run")?;
     let mut verified = vec![];
     for u in &units {
         let path = run.join(u.file());
-        let ok = existing_proof_verifies(&keys, &s, &mpath, &path, u)?;
+        let ends = match (keys.layout.commit_scheme, path.exists()) {
+            (CommitScheme::Evaluation, true) => {
+                let (first, last) = (&u.entries[0], &u.entries[u.entries.len() - 1]);
+                let (b0, _, _) = step_files(run, &mpath, &s, first, st_of(first))?;
+                let (_, b1, _) = step_files(run, &mpath, &s, last, st_of(last))?;
+                kzg_ends(&keys, &s, &b0, &b1)?
+            }
+            _ => None,
+        };
+        let ok = existing_proof_verifies(&keys, &s, &mpath, &path, u, ends)?;
         if !ok && !r.force && path.exists() {
             return Err(CliError::StaleProof(path));
         }
@@ -240,7 +296,8 @@ fn prove(a: Plan) -> Result<()> {
         let mut v = if u.segment {
             let (proof, t) = prove_segment_with_bar(&keys, &cps, &batches, !json)?;
             let bytes = segment_proof_bytes(&keys, &proof)?;
-            let want = segment_statement(&s, &keys.layout, &mpath, u.entries)?;
+            let ends = kzg_ends(&keys, &s, &cps[0], &cps[cps.len() - 1])?;
+            let want = unit_segment_statement(&s, &keys, &mpath, u, ends)?;
             let check_s = check_before_writing(&keys, &r.keys, &bytes, Claim::Segment(&want), r.no_check)?;
             // without --force, a proof another process wrote meanwhile is kept
             write_as(&path, &bytes, r.force)?;
@@ -248,7 +305,8 @@ fn prove(a: Plan) -> Result<()> {
         } else {
             let (proof, t) = prove_with_bar(&keys, &cps[0], &cps[1], &batches[0], !json)?;
             let bytes = proof_bytes(&keys, &proof)?;
-            let want = statement(&s, &mpath, &u.entries[0])?;
+            let ends = kzg_ends(&keys, &s, &cps[0], &cps[1])?;
+            let want = unit_statement(&s, &mpath, u, ends)?;
             let check_s = check_before_writing(&keys, &r.keys, &bytes, Claim::Step(&want), r.no_check)?;
             // without --force, a proof another process wrote meanwhile is kept
             write_as(&path, &bytes, r.force)?;

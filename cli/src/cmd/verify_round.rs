@@ -5,11 +5,17 @@
 //! directory that `verify-run` accepts, which starts from the previous
 //! global model and ends at the commitment the merge took as that node's
 //! input. The first thing that fails is named (exit 1).
+//!
+//! Under step keys on KZG points a run's proofs commit its checkpoints as
+//! points while the merge commits them by hash chains: each run's first and
+//! last checkpoint files are then the link, committed both ways (under the
+//! steps' points file to the run's proofs, by the chain to the merge's
+//! statement).
 
 use crate::args::VerifyRoundArgs;
 use crate::error::{CliError, Result};
 use crate::run::{RunManifest, MANIFEST};
-use crate::runcheck::check_run;
+use crate::runcheck::{check_run, Ends};
 use crate::util::{path_json, print_json};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -45,7 +51,8 @@ pub fn run(a: VerifyRoundArgs) -> Result<()> {
     let round = Round::from_file(&rpath)?;
     let key = read_merge_key(&read_input(&mvk_path, Input::VerifyingKey)?).map_err(bad(&mvk_path))?;
     let vk = read_verifying_key(&read_input(&vk_path, Input::VerifyingKey)?).map_err(bad(&vk_path))?;
-    crate::proving::chain_keys_only(vk.layout.commit_scheme, &vk_path, "verify-round")?;
+    let points = crate::util::points_for(&vk_path, a.points.as_deref(), &vk)?;
+    let ends = points.as_ref().map_or(Ends::Manifest, Ends::Points);
     let spec = key.spec.clone();
     if vk.layout.spec_digest != spec.digest() {
         return Err(CliError::BadFile {
@@ -94,11 +101,21 @@ pub fn run(a: VerifyRoundArgs) -> Result<()> {
         let (Some(first), Some(last)) = (m.steps.first(), m.steps.last()) else {
             return Err(reject(format!("node {i}: the run {} lists no steps", run.display())));
         };
-        let check = check_run(run, &mpath, &m, &s, &vk)?;
+        let check = check_run(run, &mpath, &m, &s, &vk, ends)?;
         if let Some(p) = check.problems.first() {
             return Err(reject(format!("node {i} ({}): {p}", run.display())));
         }
-        if first.c_before != c_prev {
+        // the chain commitments of the run's ends: the manifest's (which
+        // the proofs proved) under chain keys; the files' (which the proofs
+        // proved through the points) under keys on KZG points
+        let (c_first, c_last) = match ends {
+            Ends::Manifest => (first.c_before.clone(), last.c_after.clone()),
+            Ends::Points(_) => (
+                fr_to_hex(&commit_params(&spec, &read_checkpoint(&run.join(&first.before), &spec)?)),
+                fr_to_hex(&commit_params(&spec, &read_checkpoint(&run.join(&last.after), &spec)?)),
+            ),
+        };
+        if c_first != c_prev {
             return Err(reject(format!(
                 "node {i} ({}) did not start from the previous global model {}",
                 run.display(),
@@ -106,11 +123,11 @@ pub fn run(a: VerifyRoundArgs) -> Result<()> {
             )));
         }
         let input = fr_to_hex(&st.c_nodes[i]);
-        if last.c_after != input {
+        if c_last != input {
             return Err(reject(format!(
                 "node {i} ({}): its run ends at {}, not at the checkpoint the merge took as its input",
                 run.display(),
-                last.c_after
+                c_last
             )));
         }
         if commit_params(&spec, &read_checkpoint(ckpt, &spec)?) != st.c_nodes[i] {

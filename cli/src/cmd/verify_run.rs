@@ -7,7 +7,11 @@
 //! manifest gives for steps t..t+k: the first c_before, the last c_after,
 //! the chain of their batch commitments). Consecutive steps must chain
 //! (c_after(t) = c_before(t+1)); the first and last checkpoints must commit
-//! to the chain's ends. Every problem is named (a missing proof, a proof
+//! to the chain's ends. Under keys on KZG points the proofs carry the
+//! checkpoints' commitments (the manifest holds chain digests of its
+//! files): they must chain from the first checkpoint file's commitment to
+//! the last's, both made with the keys' points file (`--points`, else
+//! `points.key` beside `--vk`). Every problem is named (a missing proof, a proof
 //! that does not verify, a proof of another step: swapped, duplicated or
 //! misplaced; a segment claimed for another range), not only the first,
 //! even where another proof covers the step, and any problem exits 1.
@@ -15,7 +19,7 @@
 use crate::args::VerifyRunArgs;
 use crate::error::{CliError, Result};
 use crate::run::{RunManifest, MANIFEST};
-use crate::runcheck::{check_run, RunCheck};
+use crate::runcheck::{check_run, Ends, RunCheck};
 use crate::util::print_json;
 use serde_json::json;
 use zkstep_core::format::{read_input, Input};
@@ -40,18 +44,19 @@ pub fn run(a: VerifyRunArgs) -> Result<()> {
             msg: e.to_string(),
         }
     })?;
-    crate::proving::chain_keys_only(vk.layout.commit_scheme, &a.vk, "verify-run")?;
     if vk.layout.spec_digest != s.digest() {
         return Err(CliError::KeyForAnotherSpec {
             vk: a.vk.clone(),
             spec: run.join("spec.toml"),
         });
     }
+    let points = crate::util::points_for(&a.vk, a.points.as_deref(), &vk)?;
+    let ends = points.as_ref().map_or(Ends::Manifest, Ends::Points);
     let RunCheck {
         problems,
         steps,
         segments: seg_report,
-    } = check_run(run, &mpath, &m, &s, &vk)?;
+    } = check_run(run, &mpath, &m, &s, &vk, ends)?;
     let (t0, t1) = (
         m.steps.first().map_or(0, |e| e.step),
         m.steps.last().map_or(0, |e| e.step + 1),

@@ -41,6 +41,24 @@ pub fn manifest_statement(spec: &ModelSpec, e: &serde_json::Value, t: usize) -> 
     }
 }
 
+/// The statement a proof of run.json's entry `e` (step t) of the run in
+/// `d/run` proves under the keys in `d/keys`: the manifest's, its
+/// checkpoints' commitments made with the points file where the keys are
+/// on KZG points (the manifest holds chain digests of the files).
+pub fn run_statement(d: &std::path::Path, spec: &ModelSpec, e: &serde_json::Value, t: usize) -> Statement {
+    let mut st = manifest_statement(spec, e, t);
+    let vk = zkstep_verifier::read_verifying_key(&std::fs::read(d.join("keys/verifying.key")).unwrap()).unwrap();
+    if vk.theta.is_some() {
+        let points = zkstep_verifier::read_points(&std::fs::read(d.join("keys/points.key")).unwrap(), &vk).unwrap();
+        let c = |k: &str| {
+            let ck = zkstep_core::format::read_checkpoint(&d.join("run").join(e[k].as_str().unwrap()), spec).unwrap();
+            points.commitment(spec, &ck).unwrap()
+        };
+        (st.c_before, st.c_after) = (c("before"), c("after"));
+    }
+    st
+}
+
 /// `zkstep keygen` of `d/spec.toml` into `d/keys` with 2 rows a tile, and `extra` flags.
 pub fn keygen(d: &std::path::Path, extra: &[&str]) -> (bool, String, String) {
     let p = |n: &str| -> String { d.join(n).display().to_string() };
