@@ -119,11 +119,11 @@ fn main() {
 }
 
 /// The merge fixtures: three nodes near a previous global model, the
-/// farthest beyond τ (zeroed), reputations 2, 3, 5.
+/// farthest beyond τ (zeroed), reputations 2, 3, 5; merge keys on KZG
+/// points (their `merge_points.key` beside the verifying key).
 fn merge_fixtures(dir: &std::path::Path) {
-    use zkstep_circuits::merge::MergeStatement;
     use zkstep_core::merge::{merge, MergeNode};
-    use zkstep_prover::merge::{merge_keygen, merge_proof_bytes, prove_merge, write_merge_keys};
+    use zkstep_prover::merge::{merge_keygen_as, merge_proof_bytes, prove_merge, write_merge_keys};
     std::fs::create_dir_all(dir).unwrap();
     let spec = ModelSpec::from_toml_str(SPEC).unwrap();
     let mut centre = Checkpoint::init(&spec, 21);
@@ -152,8 +152,10 @@ fn merge_fixtures(dir: &std::path::Path) {
     std::fs::write(dir.join("round.toml"), round).unwrap();
     write_checkpoint(&dir.join("global.safetensors"), &spec, &m.global).unwrap();
     let refs: Vec<&Checkpoint> = nodes.iter().collect();
-    let stmt = MergeStatement::of(&spec, &centre, &refs, &reps, tau, &m);
-    let keys = merge_keygen(&spec, 3, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap();
+    // keys on KZG points (the default): merge_points.key beside the keys
+    let scheme = zkstep_circuits::state::CommitScheme::Evaluation;
+    let keys = merge_keygen_as(&spec, 3, zkstep_circuits::DEFAULT_FOLD_BUDGET, scheme).unwrap();
+    let stmt = keys.statement(&centre, &refs, &reps, tau, &m).unwrap();
     write_merge_keys(dir, &keys, true).unwrap();
     // the proving key is the prover's; the verifier's tests need only the verifying key
     std::fs::remove_file(dir.join(zkstep_prover::merge::MERGE_PROVING_KEY_FILE)).unwrap();

@@ -45,7 +45,7 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// parts), so every key's parameter digest changed; 20: the primary's
 /// Spartan opens W and E with Mercury, a constant-size argument, instead of
 /// HyperKZG — proofs of 19 are for another verifier).
-pub const FILE_VERSION: u32 = 22;
+pub const FILE_VERSION: u32 = 23;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;
@@ -558,6 +558,8 @@ pub struct MergeShape {
     pub nodes: u64,
     /// Units a fold.
     pub units_per_fold: u64,
+    /// How the merge binds its checkpoints (chains, or KZG points).
+    pub commit_scheme: crate::state::CommitScheme,
 }
 
 /// A merge verifying key file's payload.
@@ -567,6 +569,8 @@ pub struct MergeVerifyingKeyPayload {
     pub shape: MergeShape,
     /// The folded proof's verifier key.
     pub vk: VerifierKey,
+    /// Keys on KZG points: the opening's key and the merge points file's checksum.
+    pub theta: Option<crate::theta::ThetaVk>,
 }
 
 /// Borrowed twin of [`MergeVerifyingKeyPayload`] (same encoding).
@@ -576,6 +580,8 @@ pub struct MergeVerifyingKeyRef<'a> {
     pub shape: &'a MergeShape,
     /// The folded proof's verifier key.
     pub vk: &'a VerifierKey,
+    /// Keys on KZG points: the opening's key and the merge points file's checksum.
+    pub theta: Option<&'a crate::theta::ThetaVk>,
 }
 
 /// A merge proving key file's payload.
@@ -615,4 +621,6 @@ pub struct MergeProofPayload {
     pub num_folds: u64,
     /// The compressed zero-knowledge proof.
     pub snark: CompressedSnark,
+    /// Keys on KZG points: α, every checkpoint's point and evaluation at ζ, one opening.
+    pub theta: Option<crate::theta::MergeOpening>,
 }

@@ -26,12 +26,15 @@
 //! are LogUp lookups at the run's challenge α (the table's 2ᴸ entries
 //! sliced across the folds, as the step circuit does).
 //!
-//! Under `CommitScheme::Evaluation` (docs/design/kzg-checkpoints.md; not
-//! yet in proofs) the chains give way to running evaluations of each
-//! checkpoint's coefficients at ζ, added in the second phase (Horner's
-//! rule on each unit's packed record, as the step circuit's rows do); the
-//! state then also holds α (required to be the drawn one), ζ (which the
-//! verifier derives from it) and the running power ζ^k.
+//! Under `CommitScheme::Evaluation` (merge keys on KZG points,
+//! docs/design/kzg-checkpoints.md) the chains give way to running
+//! evaluations of each checkpoint's coefficients at ζ, added in the second
+//! phase (Horner's rule on each unit's packed record, as the step circuit's
+//! rows do); the state then also holds α (required to be the drawn one), ζ
+//! (which the verifier derives from α and the statement's commitments) and
+//! the running power ζ^k. The statement's commitments are then hashes of
+//! the checkpoints' points, and the proof opens every point at ζ to the
+//! last state's evaluations (`theta::MergeOpening`).
 
 use crate::error::CircuitError;
 use crate::layout::{limb_bits, table_slice, CommitScheme};
@@ -146,7 +149,7 @@ impl MergeLayout {
         let too_many = |what: &str| CircuitError::Synthesis(format!("the key's {what} does not fit this machine"));
         let nodes = usize::try_from(shape.nodes).map_err(|_| too_many("node count"))?;
         let units = usize::try_from(shape.units_per_fold).map_err(|_| too_many("units a fold"))?;
-        let lay = Self::new(&spec, nodes, units)?;
+        let lay = Self::new(&spec, nodes, units)?.with_commit_scheme(shape.commit_scheme);
         if lay.units_per_fold != units {
             return Err(CircuitError::Synthesis(format!(
                 "the key says {units} units a fold, the spec has {}",
@@ -162,6 +165,7 @@ impl MergeLayout {
             spec_toml: spec.to_toml(),
             nodes: self.nodes as u64,
             units_per_fold: self.units_per_fold as u64,
+            commit_scheme: self.scheme,
         }
     }
 
@@ -272,14 +276,25 @@ impl MergeLayout {
         self.record_len.div_ceil(zkstep_core::commit::PACK)
     }
 
-    /// ζ of a merge whose lookups drew `alpha` (evaluations only; the KZG
-    /// statement will absorb the checkpoints' points too).
-    pub fn zeta(&self, alpha: Fr) -> Fr {
+    /// ζ of a merge whose lookups drew `alpha` and whose statement's
+    /// commitments digest to `anchors` ([`MergeStatement::anchors`]: the
+    /// points are fixed before ζ is drawn, as α is after every W₁).
+    pub fn zeta(&self, alpha: Fr, anchors: Fr) -> Fr {
         let mut input = [Fr::from(0u64); zkstep_core::poseidon::RATE];
         input[0] = Fr::from(crate::transcript::domain::ZETA);
         input[1] = self.spec_digest;
         input[2] = alpha;
+        input[3] = anchors;
         zkstep_core::poseidon::h24(&input)
+    }
+
+    /// The checkpoints' G1 powers a key on this layout must hold beyond
+    /// its folds' (one a coefficient of a checkpoint under KZG points).
+    pub fn powers_needed(&self, spec: &ModelSpec) -> usize {
+        match self.scheme {
+            CommitScheme::Chain => 0,
+            CommitScheme::Evaluation => zkstep_core::commit::coefficient_count(spec),
+        }
     }
 
     /// Constraints of one fold (its shape).
@@ -338,10 +353,23 @@ impl MergeStatement {
         all.push(centre);
         all.push(&m.global);
         let (cs, _) = zkstep_core::commit::commit_all(spec, &all, &[]);
-        let n = nodes.len();
+        Self::with_commitments(nodes.len(), reputations, tau_fx, m, centre.step, &cs)
+    }
+
+    /// The statement of `m` (N = `n` nodes) whose checkpoints' commitments
+    /// are `cs` (the nodes', the centre's, the global model's, in order:
+    /// chains, or under KZG points their points' hashes).
+    pub fn with_commitments(
+        n: usize,
+        reputations: &[u64],
+        tau_fx: i64,
+        m: &zkstep_core::merge::Merged,
+        centre_step: u64,
+        cs: &[Fr],
+    ) -> Self {
         MergeStatement {
             step: m.global.step,
-            centre_step: centre.step,
+            centre_step,
             reputations: reputations.to_vec(),
             zeroed: (0..n).map(|i| m.zeroed(i)).collect(),
             tau_fx,
@@ -379,21 +407,24 @@ impl MergeStatement {
     /// Whether these are the inputs and the merged model the statement
     /// speaks of: the commitments, and the reference merge
     /// (`zkstep_core::merge::merge`) giving these flags and this model.
+    /// `commitments` are theirs under the merge's scheme (the nodes', the
+    /// centre's, the global model's, in order).
     pub fn check_inputs(
         &self,
         spec: &ModelSpec,
         nodes: &[&Checkpoint],
         centre: &Checkpoint,
         global: &Checkpoint,
+        commitments: &[Fr],
     ) -> Result<(), String> {
-        use zkstep_core::commit::commit_params;
-        if nodes.len() != self.c_nodes.len() || nodes.len() != self.reputations.len() {
-            return Err(format!("{} checkpoints for a statement of {} nodes", nodes.len(), self.c_nodes.len()));
+        let n = nodes.len();
+        if n != self.c_nodes.len() || n != self.reputations.len() || commitments.len() != n + 2 {
+            return Err(format!("{n} checkpoints for a statement of {} nodes", self.c_nodes.len()));
         }
-        if let Some(i) = (0..nodes.len()).find(|&i| commit_params(spec, nodes[i]) != self.c_nodes[i]) {
+        if let Some(i) = (0..n).find(|&i| commitments[i] != self.c_nodes[i]) {
             return Err(format!("node {i}'s checkpoint is not the one the statement commits to"));
         }
-        if commit_params(spec, centre) != self.c_centre || centre.step != self.centre_step {
+        if commitments[n] != self.c_centre || centre.step != self.centre_step {
             return Err("the previous global model is not the one the statement commits to".into());
         }
         let mn: Vec<zkstep_core::merge::MergeNode> = nodes
@@ -408,10 +439,33 @@ impl MergeStatement {
                 if m.zeroed(i) { "zeroed" } else { "kept" }
             ));
         }
-        if m.global != *global || commit_params(spec, global) != self.c_global || global.step != self.step {
+        if m.global != *global || commitments[n + 1] != self.c_global || global.step != self.step {
             return Err("the global model is not the merge of the inputs".into());
         }
         Ok(())
+    }
+
+    /// Every checkpoint's commitment with its step, in the state's order
+    /// (the nodes, the centre, the global model).
+    pub fn commitments(&self) -> Vec<(u64, Fr)> {
+        let mut all: Vec<(u64, Fr)> = self.c_nodes.iter().map(|&c| (self.step, c)).collect();
+        all.push((self.centre_step, self.c_centre));
+        all.push((self.step, self.c_global));
+        all
+    }
+
+    /// The digest ζ absorbs: every commitment, in order, chained in chunks
+    /// (H(MERGE_ANCHORS, acc, c…), acc = 0 first).
+    pub fn anchors(&self) -> Fr {
+        use zkstep_core::poseidon::RATE;
+        let cs: Vec<Fr> = self.commitments().into_iter().map(|(_, c)| c).collect();
+        cs.chunks(RATE - 2).fold(Fr::from(0u64), |acc, chunk| {
+            let mut input = [Fr::from(0u64); RATE];
+            input[0] = Fr::from(crate::transcript::domain::MERGE_ANCHORS);
+            input[1] = acc;
+            input[2..2 + chunk.len()].copy_from_slice(chunk);
+            zkstep_core::poseidon::h24(&input)
+        })
     }
 
     /// ρᵢ = Rᵢ, or 0 where zeroed.
@@ -462,6 +516,7 @@ impl MergeStatement {
     pub fn evaluated_states(&self, lay: &MergeLayout, alpha: Fr, evals: &[Fr]) -> (Vec<Fr>, Vec<Fr>) {
         use ff::Field;
         let s = lay.slots();
+        let zeta = lay.zeta(alpha, self.anchors());
         let plain = Slots { evaluated: false, ..s };
         let with = |z: Vec<Fr>, y: &dyn Fn(usize) -> Fr, power: Fr| {
             let mut z = z;
@@ -470,7 +525,7 @@ impl MergeStatement {
                 z[s.chain(c)] = y(c);
             }
             z[s.alpha()] = alpha;
-            z[s.zeta()] = lay.zeta(alpha);
+            z[s.zeta()] = zeta;
             z[s.power()] = power;
             z
         };
@@ -481,7 +536,7 @@ impl MergeStatement {
         let zn = with(
             self.z_final(&plain_lay),
             &|c| evals.get(c).copied().unwrap_or(Fr::from(0u64)),
-            lay.zeta(alpha).pow_vartime([k]),
+            zeta.pow_vartime([k]),
         );
         (z0, zn)
     }
@@ -885,13 +940,17 @@ pub fn slice_of(lay: &MergeLayout, counts: &[u64], f: usize) -> Vec<u64> {
 }
 
 /// Accept a merge proof (its folds and compressed proof) for `stmt` under
-/// the verifier key `vk` of `lay`, or say why not.
+/// the verifier key `vk` of `lay`, or say why not. Under keys on KZG points
+/// (`theta`: the key's opening key and the proof's opening) the statement's
+/// commitments are the points' hashes and the states hold their evaluations
+/// at ζ, which the opening ties to the points.
 pub fn verify_merge(
     lay: &MergeLayout,
     vk: &crate::engine::VerifierKey,
     num_folds: u64,
     snark: &crate::engine::CompressedSnark,
     stmt: &MergeStatement,
+    theta: (Option<&crate::theta::ThetaKey>, Option<&crate::theta::MergeOpening>),
 ) -> Result<(), String> {
     stmt.check(lay).map_err(|e| e.to_string())?;
     if num_folds != lay.num_folds() as u64 {
@@ -900,9 +959,24 @@ pub fn verify_merge(
             lay.num_folds()
         ));
     }
+    let (z0, zn) = match (lay.scheme, theta) {
+        (CommitScheme::Chain, (None, None)) => (stmt.z0(lay), stmt.z_final(lay)),
+        (CommitScheme::Evaluation, (Some(key), Some(o))) => {
+            let zeta = lay.zeta(o.alpha, stmt.anchors());
+            crate::theta::check_merge(key, lay.spec_digest, &stmt.commitments(), o, zeta)?;
+            stmt.evaluated_states(lay, o.alpha, &o.values)
+        }
+        (CommitScheme::Evaluation, (Some(_), None)) => {
+            return Err("the merge key binds checkpoints by KZG points and the proof carries no opening of them (a proof made under other keys)".into())
+        }
+        (CommitScheme::Chain, (None, Some(_))) => {
+            return Err("the proof carries an opening of KZG points, and the merge key binds checkpoints by hash chains (a proof made under other keys)".into())
+        }
+        _ => return Err("the merge key's commitment scheme and its opening key disagree".into()),
+    };
     // the last state is the statement's (inputs, weights, flags, global
     // model): a proof of any other does not verify against it
     snark
-        .verify(vk, lay.num_folds(), &stmt.z0(lay), &stmt.z_final(lay))
+        .verify(vk, lay.num_folds(), &z0, &zn)
         .map_err(|e| format!("the compressed proof does not verify from the statement's first state to its last: {e}"))
 }

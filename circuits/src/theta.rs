@@ -95,12 +95,36 @@ pub fn point_commitment(spec_digest: Fr, step: u64, c: &G1) -> Fr {
 
 /// The combination r of a proof's opening: drawn after ζ and both claimed values.
 pub fn opening_r(zeta: Fr, y_start: Fr, y_end: Fr) -> Fr {
-    let mut input = [Fr::ZERO; RATE];
-    input[0] = Fr::from(domain::OPENING_R);
-    input[1] = zeta;
-    input[2] = y_start;
-    input[3] = y_end;
-    h24(&input)
+    opening_r_of(zeta, &[y_start, y_end])
+}
+
+/// The combination r of an opening of several points at ζ, drawn after ζ
+/// and every claimed value: H(OPENING_R, acc, values…) over chunks of
+/// RATE − 2 values, acc = ζ first (for two values, [`opening_r`]).
+pub fn opening_r_of(zeta: Fr, values: &[Fr]) -> Fr {
+    values.chunks(RATE - 2).fold(zeta, |acc, chunk| {
+        let mut input = [Fr::ZERO; RATE];
+        input[0] = Fr::from(domain::OPENING_R);
+        input[1] = acc;
+        input[2..2 + chunk.len()].copy_from_slice(chunk);
+        h24(&input)
+    })
+}
+
+/// The opening of π_merge's checkpoints (keys on KZG points): the α its
+/// lookups drew (ζ absorbs it), every checkpoint's point and evaluation at
+/// ζ (the nodes', the centre's, the global model's, in the statement's
+/// order), and one quotient point for all of them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeOpening {
+    /// The lookups' challenge α the proof's folds drew.
+    pub alpha: Fr,
+    /// C of every checkpoint.
+    pub points: Vec<G1>,
+    /// Their evaluations at ζ (the last state's running evaluations).
+    pub values: Vec<Fr>,
+    /// π: the quotient's point of Σ rⁱ·Cᵢ at ζ.
+    pub proof: G1,
 }
 
 /// The opening key of a commitment key's points.
@@ -126,7 +150,13 @@ pub fn ck_floor(layout: &crate::Layout, floor: CkFloor<E1>) -> CkFloor<E1> {
 /// The points file's payload of a key on `layout`: its first
 /// [`powers_needed`] powers.
 pub fn points_payload(ck: &CommitmentKey<E1>, layout: &crate::Layout) -> Result<PointsPayload, String> {
-    let key = kzg::prefix(ck, powers_needed(layout)).map_err(|e| e.to_string())?;
+    points_payload_of(ck, powers_needed(layout))
+}
+
+/// A points file's payload of a key's first `n` powers (π_merge's keys
+/// write one too: `MergeLayout::powers_needed`).
+pub fn points_payload_of(ck: &CommitmentKey<E1>, n: usize) -> Result<PointsPayload, String> {
+    let key = kzg::prefix(ck, n).map_err(|e| e.to_string())?;
     Ok(PointsPayload { powers: zkstep_fold::rawkey::StoredKey { key } })
 }
 
@@ -156,12 +186,46 @@ impl PointKey<'_> {
         [p_start, p_end]: [G1; 2],
         zeta: Fr,
     ) -> Result<ThetaOpening, String> {
-        let (cs, ce) = (param_coefficients(spec, start), param_coefficients(spec, end));
-        let (y_start, y_end) = (evaluate(&cs, zeta), evaluate(&ce, zeta));
-        let r = opening_r(zeta, y_start, y_end);
-        let o = kzg::open(self.0, &[&cs, &ce], r, zeta).map_err(|e| e.to_string())?;
-        Ok(ThetaOpening { start: p_start, end: p_end, y_start, y_end, proof: o.proof })
+        let (y, proof) = self.open_all(spec, &[start, end], zeta)?;
+        Ok(ThetaOpening { start: p_start, end: p_end, y_start: y[0], y_end: y[1], proof })
     }
+
+    /// Every checkpoint's evaluation at ζ and one opening of all their
+    /// points there, combined with powers of [`opening_r_of`].
+    pub fn open_all(&self, spec: &ModelSpec, ckpts: &[&Checkpoint], zeta: Fr) -> Result<(Vec<Fr>, G1), String> {
+        let cs: Vec<Vec<Fr>> = ckpts.iter().map(|c| param_coefficients(spec, c)).collect();
+        let values: Vec<Fr> = cs.iter().map(|c| evaluate(c, zeta)).collect();
+        let r = opening_r_of(zeta, &values);
+        let polys: Vec<&[Fr]> = cs.iter().map(Vec::as_slice).collect();
+        let o = kzg::open(self.0, &polys, r, zeta).map_err(|e| e.to_string())?;
+        Ok((values, o.proof))
+    }
+}
+
+/// Check that `points` open at ζ to `values` with the quotient point `proof`.
+fn check_opening(key: &ThetaKey, points: &[G1], values: &[Fr], proof: G1, zeta: Fr) -> Result<(), String> {
+    let r = opening_r_of(zeta, values);
+    // y = Σ rⁱ·yᵢ, as the opening combines the points
+    let value = values.iter().rev().fold(Fr::ZERO, |acc, y| acc * r + y);
+    kzg::verify(key, points, r, zeta, &KzgOpening::<E1> { value, proof }).map_err(|e| e.to_string())
+}
+
+/// Check π_merge's opening against its statement's commitments (each with
+/// its checkpoint's step, in the statement's order) at ζ: one point and one
+/// value a commitment, each point hashing to its commitment.
+pub fn check_merge(key: &ThetaKey, spec_digest: Fr, commitments: &[(u64, Fr)], o: &MergeOpening, zeta: Fr) -> Result<(), String> {
+    let n = commitments.len();
+    if o.points.len() != n || o.values.len() != n {
+        return Err(format!(
+            "the opening has {} points and {} values for {n} checkpoints",
+            o.points.len(),
+            o.values.len()
+        ));
+    }
+    if let Some(i) = (0..n).find(|&i| point_commitment(spec_digest, commitments[i].0, &o.points[i]) != commitments[i].1) {
+        return Err(format!("the opening's point {i} does not hash to the statement's commitment of that checkpoint"));
+    }
+    check_opening(key, &o.points, &o.values, o.proof, zeta)
 }
 
 /// Check a proof's opening against its statement: each point hashes to the
@@ -181,9 +245,7 @@ pub fn check(
     if point_commitment(spec_digest, step_end, &o.end) != c_end {
         return Err("the proof's point of its last checkpoint does not hash to the statement's last commitment".into());
     }
-    let r = opening_r(zeta, o.y_start, o.y_end);
-    let opening = KzgOpening::<E1> { value: o.y_start + r * o.y_end, proof: o.proof };
-    kzg::verify(key, &[o.start, o.end], r, zeta, &opening).map_err(|e| e.to_string())
+    check_opening(key, &[o.start, o.end], &[o.y_start, o.y_end], o.proof, zeta)
 }
 
 #[cfg(test)]

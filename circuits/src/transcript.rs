@@ -28,6 +28,8 @@ pub mod domain {
     pub const CHECKPOINT_POINT: u64 = 0x7a6b_7374_6570_0018;
     /// The combination r of a proof's KZG opening.
     pub const OPENING_R: u64 = 0x7a6b_7374_6570_0019;
+    /// The digest of π_merge's commitments that its ζ absorbs.
+    pub const MERGE_ANCHORS: u64 = 0x7a6b_7374_6570_001a;
 }
 
 /// The two Fiat–Shamir challenges of a proof.

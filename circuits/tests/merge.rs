@@ -380,7 +380,7 @@ fn evaluations_at_zeta_bind_every_checkpoint_of_a_merge() {
     for units in [2, 3] {
         let c = case("half-up", units);
         let lay = Arc::new(MergeLayout::clone(&c.lay).with_commit_scheme(CommitScheme::Evaluation));
-        let zeta = lay.zeta(alpha());
+        let zeta = lay.zeta(alpha(), c.stmt.anchors());
         let at = |ck: &Checkpoint| evaluate(&param_coefficients(&c.spec, ck), zeta);
         let mut evals: Vec<Fr> = c.nodes.iter().map(at).collect();
         evals.extend([at(&c.centre), at(&c.global)]);

@@ -230,9 +230,9 @@ pub struct KeygenArgs {
     pub compression: CompressionChoice,
     /// How proofs bind checkpoints: kzg (Commit(θ) a hash of θ's KZG point under these keys'
     /// powers, the circuit evaluating θ at a challenge; keygen writes the powers a verifier
-    /// commits checkpoint files with as points.key) or chain (Commit(θ) a Poseidon chain the
-    /// circuit recomputes: twice the constraints, no points file).
-    #[arg(long, default_value = "kzg", value_parser = parse_scheme, conflicts_with = "merge")]
+    /// commits checkpoint files with as points.key, merge_points.key with --merge) or chain
+    /// (Commit(θ) a Poseidon chain the circuit recomputes: about twice the constraints).
+    #[arg(long, default_value = "kzg", value_parser = parse_scheme)]
     pub commit_scheme: CommitScheme,
     /// Make π_merge's keys for merges of N checkpoints of the spec (merge_proving.key and
     /// merge_verifying.key, dev params, Spartan) instead of a step's keys.
@@ -265,6 +265,10 @@ pub struct VerifyRoundArgs {
     /// checkpoints [default: points.key beside the steps' verifying key].
     #[arg(long)]
     pub points: Option<PathBuf>,
+    /// Merge keys on KZG points: the points file that commits the round's checkpoints
+    /// [default: merge_points.key beside the merge verifying key].
+    #[arg(long)]
+    pub merge_points: Option<PathBuf>,
     /// Print a JSON object instead of text.
     #[arg(long)]
     pub json: bool,

@@ -1078,7 +1078,7 @@ fn merge_averages_a_round_and_refuses_bad_ones() {
 }
 
 /// A whole merge round through the CLI: `zkstep merge`, `zkstep keygen
-/// --merge 4`, `zkstep prove-merge`; the proof verifies (the verifier crate,
+/// --merge 4 --commit-scheme chain`, `zkstep prove-merge`; the proof verifies (the verifier crate,
 /// as `zkstep-verify` runs it) with the global model's commitment, and a
 /// global model that is not the round's merge, a round of another size or
 /// an existing output are refused (exit 2) with nothing written.
@@ -1097,8 +1097,10 @@ fn a_round_is_merged_proven_and_verified() {
     std::fs::write(f.p("round3.toml"), round.split("[[nodes]]").take(4).collect::<Vec<_>>().join("[[nodes]]")).unwrap();
     let spec = f.s("spec.toml");
     ok(&["merge", "--spec", &spec, "--round", &f.s("round.toml"), "--out", &f.s("g.safetensors")]);
-    let text = ok(&["keygen", "--spec", &spec, "--out", &f.s("keys"), "--merge", "4"]);
+    // chain merge keys: the statement's commitments are what `zkstep commit` prints
+    let text = ok(&["keygen", "--spec", &spec, "--out", &f.s("keys"), "--merge", "4", "--commit-scheme", "chain"]);
     assert!(text.contains("merge_verifying.key") && text.contains("merges of 4 checkpoints"), "{text}");
+    assert!(!f.p("keys/merge_points.key").exists());
     let prove = |global: &str, round: &str, out: &str| {
         zkstep(&[
             "prove-merge", "--spec", &spec, "--keys", &f.s("keys"), "--round", &f.s(round), "--global", &f.s(global),

@@ -81,7 +81,17 @@ impl Points {
 /// Read a points file's bytes (`points.key` beside keys on KZG points) and
 /// require it to be the one `vk` names (its spec and its checksum).
 pub fn read_points(bytes: &[u8], vk: &VerifyingKey) -> Result<Points, VerifyError> {
-    let Some(theta) = &vk.theta else {
+    read_points_for(bytes, vk.layout.spec_digest, vk.theta.as_ref())
+}
+
+/// Read a points file for keys of the spec `spec_digest` whose verifying
+/// key says `theta` of its points (a step's or a merge's key).
+pub(crate) fn read_points_for(
+    bytes: &[u8],
+    spec_digest: zkstep_core::Fr,
+    theta: Option<&zkstep_circuits::theta::ThetaVk>,
+) -> Result<Points, VerifyError> {
+    let Some(theta) = theta else {
         return Err(VerifyError::Malformed(
             "a points file is for keys on KZG points; this verifying key binds checkpoints by hash chains".into(),
         ));
@@ -89,7 +99,7 @@ pub fn read_points(bytes: &[u8], vk: &VerifyingKey) -> Result<Points, VerifyErro
     // the checksum first: a file that is not the key's is refused before
     // any of its points is decoded
     let (h, _) = files::open(bytes, FileKind::Points).map_err(|e| VerifyError::Malformed(e.to_string()))?;
-    if h.spec_digest != vk.layout.spec_digest || files::envelope_checksum(bytes) != Some(theta.points) {
+    if h.spec_digest != spec_digest || files::envelope_checksum(bytes) != Some(theta.points) {
         return Err(VerifyError::Malformed(
             "not the points file of this verifying key (another key's, or changed since keygen)".into(),
         ));

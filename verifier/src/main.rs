@@ -23,7 +23,7 @@ use zkstep_core::poseidon::fr_to_hex;
 use zkstep_core::{Batch, Checkpoint, Fr, ModelSpec};
 use zkstep_circuits::merge::MergeStatement;
 use zkstep_core::merge::Round;
-use zkstep_verifier::merge::{read_merge_key, read_merge_proof, verify_merge_proof, MergeKey};
+use zkstep_verifier::merge::{read_merge_key, read_merge_points, read_merge_proof, verify_merge_proof, MergeKey};
 use zkstep_verifier::{
     check_ceremony, panic_message, read_any_proof, read_points, read_verifying_key, verify,
     verify_segment, AnyProof, Points, SegmentProof, Statement, VerifyError, VerifyingKey,
@@ -78,8 +78,9 @@ struct Args {
     /// The model spec the checkpoints are for (must be the verifying key's).
     #[arg(long)]
     spec: Option<PathBuf>,
-    /// Keys on KZG points (`zkstep keygen --commit-scheme kzg`): the points file that commits
-    /// --before/--after (default: points.key beside --vk; the verifying key names it by checksum).
+    /// Keys on KZG points (the default keys): the points file that commits --before/--after
+    /// (default: points.key beside --vk), or a merge's --round and --global files (default:
+    /// merge_points.key beside --vk); the verifying key names it by checksum.
     #[arg(long)]
     points: Option<PathBuf>,
     /// Print a JSON object.
@@ -586,6 +587,25 @@ fn merge_files(a: &Args, key: &MergeKey, st: &MergeStatement) -> Result<(), Exit
         return Err(fail(1, format!("{}: this spec is not the merge verifying key's", sp.display())));
     }
     let reject = |path: &Path, m: String| fail(1, format!("REJECTED: {}: {m}", path.display()));
+    // the checkpoints' commitments under the merge key: chains, or under
+    // KZG points with its points file (--points, else merge_points.key
+    // beside --vk)
+    let points = match (key.on_points(), a.round.is_some() || a.global.is_some()) {
+        (true, true) => {
+            let path = a.points.clone().unwrap_or_else(|| a.vk.with_file_name("merge_points.key"));
+            let bytes = read_envelope(&path, Input::Points, FileKind::Points).map_err(|e| {
+                fail(2, format!("{e} (merge keys on KZG points commit checkpoint files with the merge_points.key keygen wrote beside the merge verifying key; give it with --points)"))
+            })?;
+            Some(read_merge_points(&bytes, key).map_err(|e| fail(2, format!("{}: {e}", path.display())))?)
+        }
+        _ => None,
+    };
+    let commit = |cks: &[&Checkpoint]| -> Result<Vec<zkstep_core::Fr>, ExitCode> {
+        match &points {
+            None => Ok(commit_all(&spec, cks, &[]).0),
+            Some(p) => cks.iter().map(|c| p.commitment(&spec, c).map_err(|e| fail(2, e.to_string()))).collect(),
+        }
+    };
     if let Some(r) = &a.round {
         let round = Round::from_file(r).map_err(|e| fail(2, e.to_string()))?;
         if round.nodes.len() != st.c_nodes.len() {
@@ -603,7 +623,7 @@ fn merge_files(a: &Args, key: &MergeKey, st: &MergeStatement) -> Result<(), Exit
             .map_err(|e| fail(2, e.to_string()))?;
         let mut all: Vec<&Checkpoint> = vec![&centre];
         all.extend(ckpts.iter());
-        let (cs, _) = commit_all(&spec, &all, &[]);
+        let cs = commit(&all)?;
         if cs[0] != st.c_centre || centre.step != st.centre_step {
             return Err(reject(&round.previous, "not the previous global model the proof merged around".into()));
         }
@@ -618,7 +638,7 @@ fn merge_files(a: &Args, key: &MergeKey, st: &MergeStatement) -> Result<(), Exit
     }
     if let Some(g) = &a.global {
         let c = read_checkpoint(g, &spec).map_err(|e| fail(2, e.to_string()))?;
-        let (cs, _) = commit_all(&spec, &[&c], &[]);
+        let cs = commit(&[&c])?;
         if cs[0] != st.c_global || c.step != st.step {
             return Err(reject(g, "not the global model the proof shows merged".into()));
         }
@@ -646,6 +666,12 @@ fn run_merge(a: &Args, path: &Path) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(2, e),
     };
+    if let (Some(p), false) = (&a.points, key.on_points()) {
+        return fail(
+            2,
+            format!("{}: --points is for keys on KZG points; {} binds checkpoints by hash chains", p.display(), a.vk.display()),
+        );
+    }
     if let Err(code) = merge_files(a, &key, &proof.payload.statement) {
         return code;
     }

@@ -20,6 +20,22 @@ pub struct MergeKey {
     pub params: ParamsKind,
     /// The key file's checksum (what proofs name).
     pub checksum: [u8; 32],
+    /// Keys on KZG points: the opening's key and the merge points file's checksum.
+    pub theta: Option<zkstep_circuits::theta::ThetaVk>,
+}
+
+impl MergeKey {
+    /// Whether its merges bind checkpoints by KZG points (then checkpoint
+    /// files are committed with its points file, [`read_merge_points`]).
+    pub fn on_points(&self) -> bool {
+        self.theta.is_some()
+    }
+}
+
+/// Read a merge points file (`merge_points.key` beside merge keys on KZG
+/// points) and require it to be the one `key` names.
+pub fn read_merge_points(bytes: &[u8], key: &MergeKey) -> Result<crate::Points, VerifyError> {
+    crate::read_points_for(bytes, key.layout.spec_digest, key.theta.as_ref())
 }
 
 /// A merge proof file, read.
@@ -44,12 +60,18 @@ pub fn read_merge_key(bytes: &[u8]) -> Result<MergeKey, VerifyError> {
         }
         let checksum = files::envelope_checksum(bytes)
             .ok_or_else(|| VerifyError::Malformed("shorter than its header".into()))?;
+        if (layout.scheme == zkstep_circuits::state::CommitScheme::Evaluation) != p.theta.is_some() {
+            return Err(VerifyError::Malformed(
+                "the key's commitment scheme and its opening key disagree".into(),
+            ));
+        }
         Ok(MergeKey {
             spec,
             layout,
             vk: p.vk,
             params: h.params,
             checksum,
+            theta: p.theta,
         })
     })
 }
@@ -77,7 +99,8 @@ pub fn verify_merge_proof(key: &MergeKey, proof: &MergeProof) -> Result<(MergeSt
         return Err(VerifyError::Rejected("the merge proof is of another spec than its key".into()));
     }
     guard(VerifyError::Rejected, || {
-        zkstep_circuits::merge::verify_merge(&key.layout, &key.vk, p.num_folds, &p.snark, &p.statement)
+        let theta = (key.theta.as_ref().map(|t| &t.key), p.theta.as_ref());
+        zkstep_circuits::merge::verify_merge(&key.layout, &key.vk, p.num_folds, &p.snark, &p.statement, theta)
             .map_err(VerifyError::Rejected)
     })?;
     Ok((p.statement.clone(), t.elapsed()))

@@ -1,8 +1,10 @@
 //! `zkstep-verify` on a stored merge proof (params/fixtures/merge, made by
-//! `make_fixtures --merge`): accepted with its round and global model;
-//! rejected (exit 1) against a round with another reputation, another node's
-//! checkpoint or another global model, and under another statement; a
-//! truncated proof or a step's key is malformed input (exit 2).
+//! `make_fixtures --merge`, merge keys on KZG points): accepted with its
+//! round and global model (committed with `merge_points.key`); rejected
+//! (exit 1) against a round with another reputation, another node's
+//! checkpoint or another global model, and under another statement or
+//! opening; a truncated proof, a step's key or a missing or foreign points
+//! file is malformed input (exit 2).
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
@@ -69,6 +71,21 @@ fn a_merge_proof_is_accepted_with_its_round_and_rejected_with_another() {
     let (code, _, err) = verify(&["--vk", &fx("../verifying.key"), "--proof", &proof]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("verifying.key") && err.contains("merge verifying key"), "{err}");
+    // the files need the merge's points file: another key's, or none, is refused by path
+    let round = fx("round.toml");
+    let (code, _, err) = verify(&[
+        "--vk", &vk, "--proof", &proof, "--spec", &spec, "--round", &round, "--points", &fx("../kzg_points.key"),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("kzg_points.key") && err.contains("not the points file"), "{err}");
+    std::fs::copy(&vk, dir.path().join("merge_verifying.key")).unwrap();
+    let alone = dir.path().join("merge_verifying.key").display().to_string();
+    let (code, _, err) = verify(&["--vk", &alone, "--proof", &proof, "--spec", &spec, "--round", &round]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("merge_points.key"), "{err}");
+    // the proof alone needs no points file
+    let (code, out, _) = verify(&["--vk", &alone, "--proof", &proof]);
+    assert_eq!(code, Some(0), "{out}");
 }
 
 #[test]
@@ -76,15 +93,21 @@ fn a_merge_proof_under_another_statement_is_rejected() {
     let key = read_merge_key(&std::fs::read(fx("merge_verifying.key")).unwrap()).unwrap();
     let honest = read_merge_proof(&std::fs::read(fx("merge.zkstep")).unwrap()).unwrap();
     verify_merge_proof(&key, &honest).unwrap();
-    for edit in 0..5 {
+    for edit in 0..9 {
         let mut p = read_merge_proof(&std::fs::read(fx("merge.zkstep")).unwrap()).unwrap();
         let st = &mut p.payload.statement;
+        let o = p.payload.theta.as_mut().unwrap();
         match edit {
             0 => st.reputations[1] += 1,
             1 => st.zeroed[2] = false,
             2 => st.c_nodes.swap(0, 1),
             3 => st.c_global = st.c_centre,
-            _ => st.step += 1,
+            4 => st.step += 1,
+            // the opening: a value, two points, α, none at all
+            5 => o.values[0] += zkstep_core::Fr::from(1u64),
+            6 => o.points.swap(1, 3),
+            7 => o.alpha += zkstep_core::Fr::from(1u64),
+            _ => p.payload.theta = None,
         }
         match verify_merge_proof(&key, &p) {
             Err(VerifyError::Rejected(_)) => {}

@@ -8,7 +8,9 @@ use serde_json::json;
 use std::time::Instant;
 use zkstep_core::ModelSpec;
 use zkstep_prover::ivc::{keygen_with, write_keys_as, Setup, PROVING_KEY_FILE, VERIFYING_KEY_FILE};
-use zkstep_prover::merge::{merge_keygen, write_merge_keys, MERGE_PROVING_KEY_FILE, MERGE_VERIFYING_KEY_FILE};
+use zkstep_prover::merge::{
+    merge_keygen_as, write_merge_keys, MERGE_POINTS_FILE, MERGE_PROVING_KEY_FILE, MERGE_VERIFYING_KEY_FILE,
+};
 
 /// Run `zkstep keygen`.
 pub fn run(a: KeygenArgs) -> Result<()> {
@@ -90,23 +92,29 @@ fn merge_keys(a: &KeygenArgs, s: &ModelSpec, n: usize) -> Result<()> {
     let out = a.out.as_path();
     refuse_existing(&out.join(MERGE_PROVING_KEY_FILE), a.force)?;
     refuse_existing(&out.join(MERGE_VERIFYING_KEY_FILE), a.force)?;
+    let kzg = a.commit_scheme == zkstep_circuits::state::CommitScheme::Evaluation;
+    if kzg {
+        refuse_existing(&out.join(MERGE_POINTS_FILE), a.force)?;
+    }
     if !a.json {
         eprintln!("making merge keys for {n} nodes (dev params) …");
     }
     let t = Instant::now();
-    let keys = merge_keygen(s, n, a.fold_budget)?;
+    let keys = merge_keygen_as(s, n, a.fold_budget, a.commit_scheme)?;
     let secs = t.elapsed().as_secs_f64();
     write_merge_keys(out, &keys, a.force)?;
     let (c1, c2) = keys.pp.num_constraints();
     let lay = &keys.layout;
     if a.json {
         print_json(&json!({"keys": crate::util::path_json(out), "merge_nodes": n, "units_per_fold": lay.units_per_fold,
-                           "folds": lay.num_folds(), "constraints_per_fold": c1, "secondary_constraints": c2, "seconds": secs}));
+                           "folds": lay.num_folds(), "constraints_per_fold": c1, "secondary_constraints": c2,
+                           "commit_scheme": lay.scheme.name(), "seconds": secs}));
     } else {
         crate::outln!(
-            "wrote {} and {} in {secs:.1} s",
+            "wrote {} and {}{} in {secs:.1} s",
             out.join(MERGE_PROVING_KEY_FILE).display(),
-            out.join(MERGE_VERIFYING_KEY_FILE).display()
+            out.join(MERGE_VERIFYING_KEY_FILE).display(),
+            if kzg { format!(" (and {}: checkpoints as KZG points)", out.join(MERGE_POINTS_FILE).display()) } else { String::new() }
         );
         crate::outln!(
             "merges of {n} checkpoints: {} folds of {} units, {c1} constraints per fold (+{c2} secondary); compression: spartan",

@@ -8,7 +8,6 @@ use crate::error::{CliError, Result};
 use crate::util::{merge_round, path_json, print_json, read_round, refuse_existing};
 use serde_json::json;
 use std::time::Instant;
-use zkstep_circuits::merge::MergeStatement;
 use zkstep_core::format::{read_checkpoint, read_input, write_atomic, write_new, Input};
 use zkstep_core::merge::Round;
 use zkstep_core::poseidon::fr_to_hex;
@@ -55,7 +54,8 @@ pub fn run(a: ProveMergeArgs) -> Result<()> {
     let n = ckpts.len();
     let refs: Vec<&Checkpoint> = ckpts.iter().collect();
     let reputations: Vec<u64> = round.nodes.iter().map(|(_, r)| *r).collect();
-    let stmt = MergeStatement::of(&s, &centre, &refs, &reputations, round.tau_fx, &m);
+    // the commitments under the keys: chains, or their points' hashes
+    let stmt = keys.statement(&centre, &refs, &reputations, round.tau_fx, &m)?;
     if !a.json {
         eprintln!("proving the merge of {n} checkpoints ({} folds) …", keys.layout.num_folds());
     }

@@ -6,11 +6,11 @@
 //! global model and ends at the commitment the merge took as that node's
 //! input. The first thing that fails is named (exit 1).
 //!
-//! Under step keys on KZG points a run's proofs commit its checkpoints as
-//! points while the merge commits them by hash chains: each run's first and
-//! last checkpoint files are then the link, committed both ways (under the
-//! steps' points file to the run's proofs, by the chain to the merge's
-//! statement).
+//! Step keys and merge keys commit checkpoints each their own way (hash
+//! chains, or KZG points under their own powers): each run's first and last
+//! checkpoint files are the link, committed both ways (as the steps' keys
+//! commit them, the ends of the run's chain of proofs; as the merge key
+//! commits them, the merge's previous model and this node's input).
 
 use crate::args::VerifyRoundArgs;
 use crate::error::{CliError, Result};
@@ -23,7 +23,9 @@ use zkstep_core::commit::commit_params;
 use zkstep_core::format::{read_checkpoint, read_input, Input};
 use zkstep_core::merge::Round;
 use zkstep_core::poseidon::fr_to_hex;
-use zkstep_verifier::merge::{read_merge_key, read_merge_proof, verify_merge_proof};
+use zkstep_core::poseidon::Fr;
+use zkstep_prover::merge::MERGE_POINTS_FILE;
+use zkstep_verifier::merge::{read_merge_key, read_merge_points, read_merge_proof, verify_merge_proof};
 use zkstep_verifier::{read_verifying_key, VerifyError};
 
 /// The round file's name in a round directory.
@@ -79,8 +81,23 @@ pub fn run(a: VerifyRoundArgs) -> Result<()> {
     if round.tau_fx != st.tau_fx {
         return Err(reject(format!("{}: tau_fx {}, the merge proof's {}", rpath.display(), round.tau_fx, st.tau_fx)));
     }
-    let previous = read_checkpoint(&round.previous, &spec)?;
-    if commit_params(&spec, &previous) != st.c_centre {
+    // a checkpoint's commitment as the merge names it: its chain, or under
+    // merge keys on KZG points the hash of its point (merge_points.key)
+    let merge_points = match key.on_points() {
+        false => None,
+        true => {
+            let path = a.merge_points.clone().unwrap_or_else(|| mvk_path.with_file_name(MERGE_POINTS_FILE));
+            Some(read_merge_points(&read_input(&path, Input::Points)?, &key).map_err(bad(&path))?)
+        }
+    };
+    let merge_commit = |path: &Path| -> Result<Fr> {
+        let c = read_checkpoint(path, &spec)?;
+        match &merge_points {
+            None => Ok(commit_params(&spec, &c)),
+            Some(p) => p.commitment(&spec, &c).map_err(bad(path)),
+        }
+    };
+    if merge_commit(&round.previous)? != st.c_centre {
         return Err(reject(format!(
             "{}: not the previous global model the merge was made around",
             round.previous.display()
@@ -105,32 +122,25 @@ pub fn run(a: VerifyRoundArgs) -> Result<()> {
         if let Some(p) = check.problems.first() {
             return Err(reject(format!("node {i} ({}): {p}", run.display())));
         }
-        // the chain commitments of the run's ends: the manifest's (which
-        // the proofs proved) under chain keys; the files' (which the proofs
-        // proved through the points) under keys on KZG points
-        let (c_first, c_last) = match ends {
-            Ends::Manifest => (first.c_before.clone(), last.c_after.clone()),
-            Ends::Points(_) => (
-                fr_to_hex(&commit_params(&spec, &read_checkpoint(&run.join(&first.before), &spec)?)),
-                fr_to_hex(&commit_params(&spec, &read_checkpoint(&run.join(&last.after), &spec)?)),
-            ),
-        };
-        if c_first != c_prev {
+        // the run's proofs chain from its first checkpoint file to its last
+        // (check_run); those files, committed as the merge commits, are its
+        // previous model and this node's input
+        let (first_file, last_file) = (run.join(&first.before), run.join(&last.after));
+        if merge_commit(&first_file)? != st.c_centre {
             return Err(reject(format!(
                 "node {i} ({}) did not start from the previous global model {}",
                 run.display(),
                 round.previous.display()
             )));
         }
-        let input = fr_to_hex(&st.c_nodes[i]);
-        if c_last != input {
+        if merge_commit(&last_file)? != st.c_nodes[i] {
             return Err(reject(format!(
                 "node {i} ({}): its run ends at {}, not at the checkpoint the merge took as its input",
                 run.display(),
-                c_last
+                last_file.display()
             )));
         }
-        if commit_params(&spec, &read_checkpoint(ckpt, &spec)?) != st.c_nodes[i] {
+        if merge_commit(ckpt)? != st.c_nodes[i] {
             return Err(reject(format!("node {i}: {} is not the merge's input", ckpt.display())));
         }
         nodes.push(json!({"node": i, "run": path_json(run), "from": first.step, "to": last.step + 1,
