@@ -30,11 +30,12 @@
 //! docs/design/kzg-checkpoints.md) the chains give way to running
 //! evaluations of each checkpoint's coefficients at ζ, added in the second
 //! phase (Horner's rule on each unit's packed record, as the step circuit's
-//! rows do); the state then also holds α (required to be the drawn one), ζ
-//! (which the verifier derives from α and the statement's commitments) and
-//! the running power ζ^k. The statement's commitments are then hashes of
-//! the checkpoints' points, and the proof opens every point at ζ to the
-//! last state's evaluations (`theta::MergeOpening`).
+//! rows do) and combined with powers of r into one running value; the state
+//! then holds that value, r and ζ (which the verifier derives from α and the
+//! statement's commitments), α (required to be the drawn one) and the
+//! running power ζ^k. The statement's commitments are then hashes of the
+//! checkpoints' points, and the proof opens Σ_c r^c·C_c at ζ to the last
+//! state's value (`theta::MergeOpening`).
 
 use crate::error::CircuitError;
 use crate::layout::{limb_bits, table_slice, CommitScheme};
@@ -95,7 +96,8 @@ pub struct MergeLayout {
 #[derive(Clone, Copy, Debug)]
 struct Slots {
     n: usize,
-    /// The evaluation scheme's three slots after the others.
+    /// The evaluation scheme: one combined evaluation in place of the N + 2
+    /// chains, and r, α, ζ and ζ^k after the others.
     evaluated: bool,
 }
 
@@ -106,38 +108,55 @@ impl Slots {
     fn chain(self, c: usize) -> usize {
         2 + c
     }
+    /// Evaluations: Σ_c r^c·y_c, every checkpoint's running evaluation at ζ
+    /// combined with powers of r (in the chains' order).
+    fn combined(self) -> usize {
+        2
+    }
+    /// The slots the checkpoints' commitments take.
+    fn heads(self) -> usize {
+        if self.evaluated {
+            1
+        } else {
+            self.n + 2
+        }
+    }
     fn dist(self, i: usize) -> usize {
-        4 + self.n + i
+        2 + self.heads() + i
     }
     fn weight(self, i: usize) -> usize {
-        4 + 2 * self.n + i
+        2 + self.heads() + self.n + i
     }
     fn zeroed(self, i: usize) -> usize {
-        4 + 3 * self.n + i
+        2 + self.heads() + 2 * self.n + i
     }
     fn tau_sq(self) -> usize {
-        4 + 4 * self.n
+        2 + self.heads() + 3 * self.n
     }
     fn queries(self) -> usize {
-        5 + 4 * self.n
+        3 + self.heads() + 3 * self.n
     }
     fn table(self) -> usize {
-        6 + 4 * self.n
+        4 + self.heads() + 3 * self.n
+    }
+    /// Evaluations: r, the combination.
+    fn r(self) -> usize {
+        5 + self.heads() + 3 * self.n
     }
     /// Evaluations: α, as drawn.
     fn alpha(self) -> usize {
-        7 + 4 * self.n
+        6 + self.heads() + 3 * self.n
     }
     /// Evaluations: ζ.
     fn zeta(self) -> usize {
-        8 + 4 * self.n
+        7 + self.heads() + 3 * self.n
     }
     /// Evaluations: ζ^k, k the next coefficient's index.
     fn power(self) -> usize {
-        9 + 4 * self.n
+        8 + self.heads() + 3 * self.n
     }
     fn arity(self) -> usize {
-        7 + 4 * self.n + if self.evaluated { 3 } else { 0 }
+        5 + self.heads() + 3 * self.n + if self.evaluated { 4 } else { 0 }
     }
 }
 
@@ -510,35 +529,36 @@ impl MergeStatement {
     }
 
     /// z₀ and the last state under `CommitScheme::Evaluation` for the
-    /// lookups' drawn `alpha`: every running evaluation from 0 to the
-    /// claimed `evals` (nodes, centre, global model), the power from 1 to
-    /// ζ^K (K the coefficients of a checkpoint).
-    pub fn evaluated_states(&self, lay: &MergeLayout, alpha: Fr, evals: &[Fr]) -> (Vec<Fr>, Vec<Fr>) {
+    /// lookups' drawn `alpha`: the combined evaluation from 0 to the
+    /// claimed `y` (Σ_c r^c·y_c over the nodes, the centre and the global
+    /// model, r = `theta::combination_r(ζ)`), the power from 1 to ζ^K (K
+    /// the coefficients of a checkpoint).
+    pub fn evaluated_states(&self, lay: &MergeLayout, alpha: Fr, y: Fr) -> (Vec<Fr>, Vec<Fr>) {
         use ff::Field;
         let s = lay.slots();
         let zeta = lay.zeta(alpha, self.anchors());
-        let plain = Slots { evaluated: false, ..s };
-        let with = |z: Vec<Fr>, y: &dyn Fn(usize) -> Fr, power: Fr| {
-            let mut z = z;
-            z.resize(s.arity(), Fr::from(0u64));
-            for c in 0..lay.nodes + 2 {
-                z[s.chain(c)] = y(c);
+        let state = |tbase: usize, remaining: usize, y: Fr, power: Fr| {
+            let mut z = vec![Fr::from(0u64); s.arity()];
+            z[Slots::TBASE] = Fr::from(tbase as u64);
+            z[Slots::REMAINING] = Fr::from(remaining as u64);
+            z[s.combined()] = y;
+            for (i, w) in self.weights().into_iter().enumerate() {
+                z[s.weight(i)] = Fr::from(w);
+                z[s.zeroed(i)] = Fr::from(u64::from(self.zeroed[i]));
             }
+            z[s.tau_sq()] = fr_from_u128(self.tau_sq());
+            z[s.r()] = crate::theta::combination_r(zeta);
             z[s.alpha()] = alpha;
             z[s.zeta()] = zeta;
             z[s.power()] = power;
             z
         };
-        let plain_lay = MergeLayout { scheme: CommitScheme::Chain, ..lay.clone() };
-        debug_assert_eq!(plain_lay.slots().arity(), plain.arity());
-        let z0 = with(self.z0(&plain_lay), &|_| Fr::from(0u64), Fr::from(1u64));
         let k = (lay.units.len() * lay.packed_len()) as u64;
-        let zn = with(
-            self.z_final(&plain_lay),
-            &|c| evals.get(c).copied().unwrap_or(Fr::from(0u64)),
-            zeta.pow_vartime([k]),
-        );
-        (z0, zn)
+        let tbase = (lay.num_folds() * lay.table_slice) % lay.table_size();
+        (
+            state(0, lay.units.len(), Fr::from(0u64), Fr::from(1u64)),
+            state(tbase, 0, y, zeta.pow_vartime([k])),
+        )
     }
 
     /// What the last fold must leave: every chain at its commitment,
@@ -739,7 +759,11 @@ impl StepCircuit<Fr> for MergeCircuit {
             Rounding::HalfUp => total.clone(),
             Rounding::Floor => zero(),
         };
-        let mut chains: Vec<AllocatedNum<Fr>> = (0..n + 2).map(|c| z[s.chain(c)].clone()).collect();
+        // evaluations keep no chains (the second phase adds the records at ζ)
+        let mut chains: Vec<AllocatedNum<Fr>> = match s.evaluated {
+            true => vec![],
+            false => (0..n + 2).map(|c| z[s.chain(c)].clone()).collect(),
+        };
         let mut dist: Vec<Expr> = (0..n).map(|i| zv(s.dist(i))).collect();
         let mut packed: Vec<(Expr, Vec<Vec<Expr>>)> = vec![];
         let mut active = zero();
@@ -751,7 +775,7 @@ impl StepCircuit<Fr> for MergeCircuit {
             // every chain's record, range-checked
             let mut recs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
             let mut packs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
-            for (c, chain) in chains.iter_mut().enumerate() {
+            for c in 0..n + 2 {
                 let mut cc = cu.namespace(|| format!("chain{c}"));
                 let vals = (0..lay.record_len)
                     .map(|k| {
@@ -766,7 +790,7 @@ impl StepCircuit<Fr> for MergeCircuit {
                 if s.evaluated {
                     // added at ζ in the second phase
                     packs.push(pack::<CS>(&vals));
-                } else {
+                } else if let Some(chain) = chains.get_mut(c) {
                     *chain = chain_absorb_if(cc.namespace(|| "absorb"), &var(&m), &var(chain), &pack::<CS>(&vals))?;
                 }
                 recs.push(vals);
@@ -888,8 +912,9 @@ impl StepCircuit<Fr> for MergeCircuit {
 }
 
 /// Evaluations: the state's α must be the drawn one; then each unit's
-/// packed records at the running power of ζ: `y_c += m·ζ^k·Σ_i e_i·ζ^i`
-/// (Horner's rule), `ζ^k ← ζ^k + m·ζ^k·(ζ^L − 1)`, L a record's packed length.
+/// packed records at the running power of ζ, every checkpoint's combined
+/// with powers of r: `y += m·ζ^k·Σ_c r^c·Σ_i e_{c,i}·ζ^i` (Horner's rule in
+/// ζ, then in r), `ζ^k ← ζ^k + m·ζ^k·(ζ^L − 1)`, L a record's packed length.
 fn evaluate_units<CS: ConstraintSystem<Fr>>(
     mut cs: CS,
     lay: &MergeLayout,
@@ -902,22 +927,27 @@ fn evaluate_units<CS: ConstraintSystem<Fr>>(
     enforce_eq(cs.namespace(|| "alpha_drawn"), &var(&out[s.alpha()]), &var(alpha));
     let zeta = var(&out[s.zeta()]);
     let zl = crate::fold::challenges::power(cs.namespace(|| "zeta_l"), &zeta, lay.packed_len())?;
-    let mut ys: Vec<Expr> = (0..lay.nodes + 2).map(|c| var(&out[s.chain(c)])).collect();
+    let r = var(&out[s.r()]);
+    let mut y = var(&out[s.combined()]);
     let mut pw = var(&out[s.power()]);
     for (u, (mask, packs)) in records.iter().enumerate() {
         let mut cu = cs.namespace(|| format!("u{u}"));
         let q = var(&mul(cu.namespace(|| "masked_power"), mask, &pw)?);
-        for (c, (y, e)) in ys.iter_mut().zip(packs).enumerate() {
-            let sum = horner(cu.namespace(|| format!("horner{c}")), &zeta, e)?;
-            let t = mul(cu.namespace(|| format!("term{c}")), &q, &sum)?;
-            add_assign(y, &var(&t));
+        // Σ_c r^c·(record c at ζ), by Horner's rule in r from the last checkpoint
+        let mut comb: Option<Expr> = None;
+        for (c, e) in packs.iter().enumerate().rev() {
+            let h = horner(cu.namespace(|| format!("horner{c}")), &zeta, e)?;
+            comb = Some(match comb {
+                None => h,
+                Some(acc) => add(&var(&mul(cu.namespace(|| format!("by_r{c}")), &acc, &r)?), &h),
+            });
         }
+        let t = mul(cu.namespace(|| "term"), &q, &comb.unwrap_or_else(zero))?;
+        add_assign(&mut y, &var(&t));
         let step = mul(cu.namespace(|| "advance"), &q, &sub(&var(&zl), &one::<CS>()))?;
         pw = add(&pw, &var(&step));
     }
-    for (c, y) in ys.iter().enumerate() {
-        out[s.chain(c)] = materialise(cs.namespace(|| format!("y{c}")), y)?;
-    }
+    out[s.combined()] = materialise(cs.namespace(|| "y"), &y)?;
     out[s.power()] = materialise(cs.namespace(|| "power"), &pw)?;
     Ok(())
 }
@@ -964,7 +994,7 @@ pub fn verify_merge(
         (CommitScheme::Evaluation, (Some(key), Some(o))) => {
             let zeta = lay.zeta(o.alpha, stmt.anchors());
             crate::theta::check_merge(key, lay.spec_digest, &stmt.commitments(), o, zeta)?;
-            stmt.evaluated_states(lay, o.alpha, &o.values)
+            stmt.evaluated_states(lay, o.alpha, o.value)
         }
         (CommitScheme::Evaluation, (Some(_), None)) => {
             return Err("the merge key binds checkpoints by KZG points and the proof carries no opening of them (a proof made under other keys)".into())

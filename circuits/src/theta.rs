@@ -111,19 +111,29 @@ pub fn opening_r_of(zeta: Fr, values: &[Fr]) -> Fr {
     })
 }
 
+/// The combination r of π_merge's checkpoints: H(OPENING_R, ζ). Its folds
+/// add every checkpoint's evaluation into one value with powers of r, so r
+/// comes with ζ (after every W₁ and the points), not after the values.
+pub fn combination_r(zeta: Fr) -> Fr {
+    let mut input = [Fr::ZERO; RATE];
+    input[0] = Fr::from(domain::OPENING_R);
+    input[1] = zeta;
+    h24(&input)
+}
+
 /// The opening of π_merge's checkpoints (keys on KZG points): the α its
-/// lookups drew (ζ absorbs it), every checkpoint's point and evaluation at
-/// ζ (the nodes', the centre's, the global model's, in the statement's
-/// order), and one quotient point for all of them.
+/// lookups drew (ζ absorbs it), every checkpoint's point (the nodes', the
+/// centre's, the global model's, in the statement's order), the value
+/// Σ_c r^c·θ_c(ζ) its folds ended at, and one quotient point.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MergeOpening {
     /// The lookups' challenge α the proof's folds drew.
     pub alpha: Fr,
     /// C of every checkpoint.
     pub points: Vec<G1>,
-    /// Their evaluations at ζ (the last state's running evaluations).
-    pub values: Vec<Fr>,
-    /// π: the quotient's point of Σ rⁱ·Cᵢ at ζ.
+    /// Σ_c r^c·θ_c(ζ), r = [`combination_r`] (the last state's value).
+    pub value: Fr,
+    /// π: the quotient's point of Σ_c r^c·C_c at ζ.
     pub proof: G1,
 }
 
@@ -195,10 +205,20 @@ impl PointKey<'_> {
     pub fn open_all(&self, spec: &ModelSpec, ckpts: &[&Checkpoint], zeta: Fr) -> Result<(Vec<Fr>, G1), String> {
         let cs: Vec<Vec<Fr>> = ckpts.iter().map(|c| param_coefficients(spec, c)).collect();
         let values: Vec<Fr> = cs.iter().map(|c| evaluate(c, zeta)).collect();
-        let r = opening_r_of(zeta, &values);
+        let (_, proof) = self.open_coefficients(&cs, opening_r_of(zeta, &values), zeta)?;
+        Ok((values, proof))
+    }
+
+    /// Σ_c r^c·θ_c(ζ) of the checkpoints and its opening's quotient point.
+    pub fn open_combined(&self, spec: &ModelSpec, ckpts: &[&Checkpoint], r: Fr, zeta: Fr) -> Result<(Fr, G1), String> {
+        let cs: Vec<Vec<Fr>> = ckpts.iter().map(|c| param_coefficients(spec, c)).collect();
+        self.open_coefficients(&cs, r, zeta)
+    }
+
+    fn open_coefficients(&self, cs: &[Vec<Fr>], r: Fr, zeta: Fr) -> Result<(Fr, G1), String> {
         let polys: Vec<&[Fr]> = cs.iter().map(Vec::as_slice).collect();
         let o = kzg::open(self.0, &polys, r, zeta).map_err(|e| e.to_string())?;
-        Ok((values, o.proof))
+        Ok((o.value, o.proof))
     }
 }
 
@@ -211,21 +231,18 @@ fn check_opening(key: &ThetaKey, points: &[G1], values: &[Fr], proof: G1, zeta: 
 }
 
 /// Check π_merge's opening against its statement's commitments (each with
-/// its checkpoint's step, in the statement's order) at ζ: one point and one
-/// value a commitment, each point hashing to its commitment.
+/// its checkpoint's step, in the statement's order) at ζ: one point a
+/// commitment, each hashing to it, and Σ_c r^c·C_c opening to the value.
 pub fn check_merge(key: &ThetaKey, spec_digest: Fr, commitments: &[(u64, Fr)], o: &MergeOpening, zeta: Fr) -> Result<(), String> {
     let n = commitments.len();
-    if o.points.len() != n || o.values.len() != n {
-        return Err(format!(
-            "the opening has {} points and {} values for {n} checkpoints",
-            o.points.len(),
-            o.values.len()
-        ));
+    if o.points.len() != n {
+        return Err(format!("the opening has {} points for {n} checkpoints", o.points.len()));
     }
     if let Some(i) = (0..n).find(|&i| point_commitment(spec_digest, commitments[i].0, &o.points[i]) != commitments[i].1) {
         return Err(format!("the opening's point {i} does not hash to the statement's commitment of that checkpoint"));
     }
-    check_opening(key, &o.points, &o.values, o.proof, zeta)
+    let opening = KzgOpening::<E1> { value: o.value, proof: o.proof };
+    kzg::verify(key, &o.points, combination_r(zeta), zeta, &opening).map_err(|e| e.to_string())
 }
 
 /// Check a proof's opening against its statement: each point hashes to the

@@ -311,7 +311,7 @@ fn every_private_variable_of_a_merge_fold_is_constrained() {
         c.lay = Arc::new(MergeLayout::clone(&c.lay).with_commit_scheme(scheme));
         let z0 = match scheme {
             CommitScheme::Chain => c.stmt.z0(&c.lay),
-            CommitScheme::Evaluation => c.stmt.evaluated_states(&c.lay, alpha(), &[]).0,
+            CommitScheme::Evaluation => c.stmt.evaluated_states(&c.lay, alpha(), Fr::from(0u64)).0,
         };
         let ws = c.witnesses(&c.stmt.weights(), &z0);
         assert_eq!(ws.len(), 3);
@@ -352,7 +352,7 @@ fn merge_fold_constraints() {
     expect_test::expect![[r#"
         adam 3-4-2, N = 4, 2 units: 7269
         sgd 128-128, N = 8, 1 unit: 26153"#]].assert_eq(&counts);
-    // the same under evaluations at ζ (not yet in proofs)
+    // the same under evaluations at ζ (merge keys on KZG points)
     let ev = |l: MergeLayout| l.with_commit_scheme(CommitScheme::Evaluation).num_constraints().unwrap();
     let counts = format!(
         "adam 3-4-2, N = 4, 2 units: {}\nsgd 128-128, N = 8, 1 unit: {}",
@@ -365,15 +365,16 @@ fn merge_fold_constraints() {
         .unwrap())
     );
     expect_test::expect![[r#"
-        adam 3-4-2, N = 4, 2 units: 2677
-        sgd 128-128, N = 8, 1 unit: 11036"#]].assert_eq(&counts);
+        adam 3-4-2, N = 4, 2 units: 2672
+        sgd 128-128, N = 8, 1 unit: 11027"#]].assert_eq(&counts);
 }
 
 /// π_merge with every checkpoint bound by its evaluation at ζ
-/// (`CommitScheme::Evaluation`, not yet in proofs): an honest merge ends
-/// at the native evaluations of the nodes, the centre and the global
-/// model; a claimed evaluation of another checkpoint (one value changed)
-/// is not the last state; a state whose α is not the drawn one is rejected.
+/// (`CommitScheme::Evaluation`, merge keys on KZG points): an honest merge
+/// ends at the native evaluations of the nodes, the centre and the global
+/// model combined with powers of r; the combination with another
+/// checkpoint's evaluation (one value changed) is not the last state; a
+/// state whose α is not the drawn one is rejected.
 #[test]
 fn evaluations_at_zeta_bind_every_checkpoint_of_a_merge() {
     use zkstep_core::commit::{evaluate, param_coefficients};
@@ -384,7 +385,10 @@ fn evaluations_at_zeta_bind_every_checkpoint_of_a_merge() {
         let at = |ck: &Checkpoint| evaluate(&param_coefficients(&c.spec, ck), zeta);
         let mut evals: Vec<Fr> = c.nodes.iter().map(at).collect();
         evals.extend([at(&c.centre), at(&c.global)]);
-        let (z0, zn) = c.stmt.evaluated_states(&lay, alpha(), &evals);
+        // Σ_c r^c·y_c, the one value the last state holds
+        let r = zkstep_circuits::theta::combination_r(zeta);
+        let combined = |ys: &[Fr]| ys.iter().rev().fold(Fr::from(0u64), |acc, y| acc * r + y);
+        let (z0, zn) = c.stmt.evaluated_states(&lay, alpha(), combined(&evals));
         let ev = Case {
             spec: c.spec.clone(),
             lay: lay.clone(),
@@ -404,7 +408,7 @@ fn evaluations_at_zeta_bind_every_checkpoint_of_a_merge() {
             other.layers[1].w.data[0] += 1;
             let mut wrong = evals.clone();
             wrong[k] = at(&other);
-            let (_, zn_wrong) = c.stmt.evaluated_states(&lay, alpha(), &wrong);
+            let (_, zn_wrong) = c.stmt.evaluated_states(&lay, alpha(), combined(&wrong));
             assert_ne!(ev.run(&ws, &z0).unwrap(), zn_wrong, "checkpoint {k}");
         }
         let mut z0_other = z0.clone();

@@ -392,7 +392,7 @@ pub fn prove_merge(
     // or the evaluations, only passes them on)
     let z0 = match evaluated {
         false => stmt.z0(lay),
-        true => stmt.evaluated_states(lay, Fr::from(0u64), &[]).0,
+        true => stmt.evaluated_states(lay, Fr::from(0u64), Fr::from(0u64)).0,
     };
     let tally = Arc::new(Mutex::new(vec![0u64; lay.table_size()]));
     let mut pres = Vec::with_capacity(folds);
@@ -430,7 +430,7 @@ pub fn prove_merge(
     let alpha = *drawn.first().ok_or_else(|| ProverError::Invalid("no α drawn".into()))?;
     let z0 = match evaluated {
         false => z0,
-        true => stmt.evaluated_states(lay, alpha, &[]).0,
+        true => stmt.evaluated_states(lay, alpha, Fr::from(0u64)).0,
     };
     let mut ivc = Ivc::new(pp, &z0, drawn).map_err(fold_err("the first state"))?;
     for (f, pre) in pres.iter().enumerate() {
@@ -448,13 +448,14 @@ pub fn prove_merge(
         false => None,
         true => {
             let zeta = lay.zeta(alpha, stmt.anchors());
-            let (values, proof) = keys.point_key().open_all(spec, &all, zeta).map_err(ProverError::Invalid)?;
-            if stmt.evaluated_states(lay, alpha, &values).1 != ivc.outputs() {
+            let r = zkstep_circuits::theta::combination_r(zeta);
+            let (value, proof) = keys.point_key().open_combined(spec, &all, r, zeta).map_err(ProverError::Invalid)?;
+            if stmt.evaluated_states(lay, alpha, value).1 != ivc.outputs() {
                 return Err(ProverError::Invalid(
                     "the checkpoints' evaluations at ζ are not the ones the folds proved".into(),
                 ));
             }
-            Some(MergeOpening { alpha, points, values, proof })
+            Some(MergeOpening { alpha, points, value, proof })
         }
     };
     let compress_s = t.elapsed().as_secs_f64();

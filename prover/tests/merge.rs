@@ -70,7 +70,8 @@ fn every_other_statement_is_rejected(
 /// point's hash (not its chain), the proof verifies for it, and is
 /// rejected for any other statement (a reputation, a flag, τ, the step,
 /// the global model, the inputs' order) and with any part of its opening
-/// changed (a value, a point, α, the quotient point, none at all); chain
+/// changed (the value, a point, two points swapped, α, the quotient point,
+/// none at all); chain
 /// keys and KZG keys refuse each other's proofs; the key files keep the
 /// scheme and write the points file.
 #[test]
@@ -85,13 +86,13 @@ fn a_kzg_merge_proof_binds_every_checkpoint_by_its_point() {
     let (mut proof, _) = prove_merge(&keys, &spec, &refs, &centre, &m.global, &stmt).unwrap();
     verify_merge(&keys, &proof, &stmt).unwrap();
     let o = proof.theta.clone().unwrap();
-    assert_eq!((o.points.len(), o.values.len()), (5, 5));
+    assert_eq!(o.points.len(), 5);
 
     // the points hash the step and the checkpoint: another commitment or step fails there
     every_other_statement_is_rejected(&m, &stmt, &|s| verify_merge(&keys, &proof, s), "does not hash");
     let opening: [(&str, &dyn Fn(&mut zkstep_circuits::theta::MergeOpening)); 5] = [
-        ("a node's value", &|o| o.values[1] += zkstep_core::Fr::from(1u64)),
-        ("the global model's value", &|o| o.values[4] += zkstep_core::Fr::from(1u64)),
+        ("the value", &|o| o.value += zkstep_core::Fr::from(1u64)),
+        ("the global model's point", &|o| o.points[4] = o.points[3]),
         ("two points swapped", &|o| o.points.swap(0, 2)),
         ("α", &|o| o.alpha += zkstep_core::Fr::from(1u64)),
         ("the quotient point", &|o| o.proof = o.points[0]),

@@ -103,8 +103,8 @@ fn a_merge_proof_under_another_statement_is_rejected() {
             2 => st.c_nodes.swap(0, 1),
             3 => st.c_global = st.c_centre,
             4 => st.step += 1,
-            // the opening: a value, two points, α, none at all
-            5 => o.values[0] += zkstep_core::Fr::from(1u64),
+            // the opening: its value, two points, α, none at all
+            5 => o.value += zkstep_core::Fr::from(1u64),
             6 => o.points.swap(1, 3),
             7 => o.alpha += zkstep_core::Fr::from(1u64),
             _ => p.payload.theta = None,
