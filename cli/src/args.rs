@@ -25,7 +25,8 @@ pub enum Command {
     Import(ImportArgs),
     /// Train with the reference executor, writing every checkpoint, batch and a run.json manifest.
     Train(TrainArgs),
-    /// Print the commitment of a checkpoint (Commit(θ)) or a batch (Commit(batch, salt)).
+    /// Print the commitment of a checkpoint (Commit(θ): its Poseidon chain, what run.json records;
+    /// with --keys, as proofs under those keys name it) or a batch (Commit(batch, salt)).
     Commit(CommitArgs),
     /// Show a safetensors file: metadata, tensors, shapes, value ranges (and its commitment with --spec).
     Inspect(InspectArgs),

@@ -611,8 +611,7 @@ fn a_round_verifies_as_a_whole_and_names_what_fails() {
 /// Keys on KZG points through the binary: `keygen --commit-scheme kzg`,
 /// `prove` (its proof verifies with the verifier crate, and its statement's
 /// commitments are what `zkstep commit --keys` prints for the checkpoint
-/// files, not the chain's Commit(θ)); the commands whose files hold chain
-/// commitments refuse such keys by name.
+/// files, not the chain's Commit(θ), which `zkstep commit` prints alone).
 #[test]
 fn kzg_keys_prove_and_commit_through_the_binary() {
     let d = tempfile::tempdir().unwrap();
