@@ -608,26 +608,18 @@ fn a_round_verifies_as_a_whole_and_names_what_fails() {
     assert_eq!(v["nodes"].as_array().unwrap().len(), 2);
 }
 
-/// Keys on KZG points through the binary: `keygen --commit-scheme kzg`,
-/// `prove` (its proof verifies with the verifier crate, and its statement's
-/// commitments are what `zkstep commit --keys` prints for the checkpoint
-/// files, not the chain's Commit(θ), which `zkstep commit` prints alone).
+/// Keys on KZG points (the default) through the binary: keygen wrote
+/// `points.key`, and a proof's statement names its checkpoints by what
+/// `zkstep commit --keys` prints for their files, not by the chain's
+/// Commit(θ), which `zkstep commit` prints alone.
 #[test]
 fn kzg_keys_prove_and_commit_through_the_binary() {
     let d = tempfile::tempdir().unwrap();
     let p = |n: &str| -> String { d.path().join(n).display().to_string() };
-    trained_run(d.path(), SPEC, 1);
-    let (ok, _, err) = keygen(d.path(), &["--commit-scheme", "kzg"]);
-    assert!(ok, "{err}");
+    proved_run(d.path());
     assert!(d.path().join("keys/points.key").is_file());
-    let (ok, _, err) = run(&[
-        "prove", "--spec", &p("spec.toml"), "--keys", &p("keys"),
-        "--before", &p("run/ckpt_0.safetensors"), "--after", &p("run/ckpt_1.safetensors"),
-        "--batch", &p("run/batch_0.safetensors"), "--out", &p("proof.zkstep"),
-    ]);
-    assert!(ok, "{err}");
     let vk = read_verifying_key(&std::fs::read(p("keys/verifying.key")).unwrap()).unwrap();
-    let (st, _) = verify(&vk, &read_proof(&std::fs::read(p("proof.zkstep")).unwrap()).unwrap(), None).unwrap();
+    let (st, _) = verify(&vk, &read_proof(&std::fs::read(p("run/proof_0.zkstep")).unwrap()).unwrap(), None).unwrap();
     let commit = |file: &str, keys: bool| {
         let (spec, f, k) = (p("spec.toml"), p(file), p("keys"));
         let mut args = vec!["commit", "--spec", &spec, &f];
@@ -645,27 +637,18 @@ fn kzg_keys_prove_and_commit_through_the_binary() {
     assert_eq!(commit("run/batch_0.safetensors", true), hex(&st.c_batch));
 }
 
-/// A run under keys on KZG points: `prove-run` proves it in segments (the
-/// proofs' checkpoint commitments are the files' points, not the manifest's
-/// chain digests), a second `prove-run` skips them, and `verify-run`
-/// accepts it through the points file beside the verifying key. Rejected:
-/// a step proven from another θ_t than the proofs before it end at (every
-/// proof verifies, but they do not chain), a last checkpoint file the
-/// proofs do not end at; refused by path: a missing points file.
+/// A run under keys on KZG points (the default): `verify-run` accepts the
+/// proven run through the points file beside the verifying key (the
+/// proofs' checkpoint commitments are the files' points, not the
+/// manifest's chain digests). Rejected: step 2 proven from another θ₂ than
+/// step 1's proof ends at (every proof verifies, but they do not chain); a
+/// last checkpoint file the proofs do not end at. Refused by path: a
+/// missing points file.
 #[test]
 fn kzg_keys_prove_and_verify_a_run() {
     let d = tempfile::tempdir().unwrap();
     let p = |n: &str| -> String { d.path().join(n).display().to_string() };
-    trained_run(d.path(), SPEC, 3);
-    let (ok, _, err) = keygen(d.path(), &["--commit-scheme", "kzg"]);
-    assert!(ok, "{err}");
-    let (ok, _, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys"), "--segment", "2"]);
-    assert!(ok, "{err}");
-    for f in ["run/segment_0_2.zkstep", "run/segment_2_1.zkstep"] {
-        assert!(d.path().join(f).is_file(), "{f}");
-    }
-    let (ok, out, err) = run(&["prove-run", "--run", &p("run"), "--keys", &p("keys"), "--segment", "2"]);
-    assert!(ok && out.matches("skipped").count() == 2, "{out}{err}");
+    proved_run(d.path());
     let (run_dir, vk_path) = (p("run"), p("keys/verifying.key"));
     let verify_run = |extra: &[&str]| {
         let mut args = vec!["verify-run", "--run", &run_dir, "--vk", &vk_path];
@@ -674,7 +657,7 @@ fn kzg_keys_prove_and_verify_a_run() {
     };
     let (code, out, err) = verify_run(&[]);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("ACCEPTED: 3 steps"), "{out}");
+    assert!(out.contains("ACCEPTED: 4 steps"), "{out}");
 
     // step 2 proven from θ_2 + one unit: its proof verifies, the chain breaks
     let spec = ModelSpec::from_toml_str(SPEC).unwrap();
@@ -688,22 +671,22 @@ fn kzg_keys_prove_and_verify_a_run() {
     let (ok, _, err) = run(&[
         "prove", "--spec", &p("spec.toml"), "--keys", &p("keys"),
         "--before", &p("other_2.safetensors"), "--after", &p("other_3.safetensors"),
-        "--batch", &p("run/batch_2.safetensors"), "--out", &p("run/proof_2.zkstep"),
+        "--batch", &p("run/batch_2.safetensors"), "--out", &p("forged.zkstep"),
     ]);
     assert!(ok, "{err}");
-    std::fs::rename(p("run/segment_2_1.zkstep"), p("segment_2_1.zkstep")).unwrap();
+    let honest = std::fs::read(p("run/proof_2.zkstep")).unwrap();
+    std::fs::copy(p("forged.zkstep"), p("run/proof_2.zkstep")).unwrap();
     let (code, out, err) = verify_run(&[]);
     assert_eq!(code, Some(1), "{out}{err}");
-    assert!(err.contains("do not chain at θ_2"), "{err}");
-    // the honest segment back: the run is proven again (another proof of a step is not a break)
-    std::fs::rename(p("segment_2_1.zkstep"), p("run/segment_2_1.zkstep")).unwrap();
-    let (code, out, err) = verify_run(&[]);
-    assert_eq!(code, Some(0), "{out}{err}");
-    // the last checkpoint file replaced by the forged step's θ_3
-    std::fs::copy(p("other_3.safetensors"), p("run/ckpt_3.safetensors")).unwrap();
+    assert!(err.contains("do not chain at θ_2") && !err.contains("step 2:"), "{err}");
+    std::fs::write(p("run/proof_2.zkstep"), honest).unwrap();
+    // the last checkpoint file with one weight changed
+    let mut last = read("run/ckpt_4.safetensors");
+    last.layers[1].b[0] += 1;
+    zkstep_core::format::write_checkpoint(&d.path().join("run/ckpt_4.safetensors"), &spec, &last).unwrap();
     let (code, _, err) = verify_run(&[]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("ckpt_3.safetensors: not the θ_3 that the proofs end at"), "{err}");
+    assert!(err.contains("ckpt_4.safetensors: not the θ_4 that the proofs end at"), "{err}");
     // no points file: refused by its path
     let (code, _, err) = verify_run(&["--points", &p("nowhere.key")]);
     assert_eq!(code, Some(2), "{err}");
