@@ -7,7 +7,7 @@
 //!
 //! OPTIMIZER: sgd (default), momentum, adam or adamw, as `zkstep bench` sets them.
 //! `--evaluated` anywhere: θ bound by its evaluations at ζ
-//! (`CommitScheme::Evaluation`, not yet in proofs) instead of the chains.
+//! (`CommitScheme::Evaluation`, the default keys' scheme) instead of the chains.
 //! With `--spec`, any spec (a classifier's cross-entropy fold, say), ROWS
 //! defaulting to keygen's choice; "per weight" is then per weight of the
 //! widest layer's rows in a fold.

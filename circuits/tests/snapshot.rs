@@ -110,7 +110,7 @@ fn constraint_counts() {
     .unwrap();
     expect!["rows 1 folds 20 arity 56 limbs 8 slice 16 constraints/fold 31131"]
         .assert_eq(&shape(&Layout::with_segments(&seg_adam, 1, 5).unwrap()));
-    // θ bound by its evaluations at ζ instead of the chains (not yet in proofs)
+    // θ bound by its evaluations at ζ instead of the chains (the default keys' scheme)
     use zkstep_circuits::layout::CommitScheme::Evaluation;
     expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 4965"]
         .assert_eq(&shape(&Layout::new(&tiny, 2).unwrap().with_commit_scheme(Evaluation)));

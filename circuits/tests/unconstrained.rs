@@ -27,7 +27,7 @@ fn every_private_variable_is_constrained() {
         WIDE_ROWS.replace("lr = 0.1", "kind = \"adam\"\nlr = 0.1"),
     ] {
         let chained = case(&toml, Some(2), 7);
-        // and θ bound by its evaluations at ζ (not yet in proofs), where
+        // and θ bound by its evaluations at ζ (the default keys' scheme), where
         // the record differs: SGD, Adam's state rows, padded rows
         let evaluated = [TWO_LAYER, WIDE_ROWS].contains(&toml.as_str()) || toml.contains("adamw");
         let mut cases = vec![chained];
