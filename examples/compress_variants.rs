@@ -1,7 +1,6 @@
 //! Measure compression SNARK variants on one zkstep fold shape (developer tool):
 //! `cargo run --release -p zkstep-examples --example compress_variants -- ROWS`
 #![allow(clippy::unwrap_used, missing_docs)]
-use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use std::sync::Arc;
 use std::time::Instant;
 use zkstep_circuits::engine::{E1, E2, EE1, EE2};
@@ -13,7 +12,7 @@ use zkstep_core::{step, Checkpoint};
 use zkstep_fold::{compress, ChallengeMode, CompressedProof, Ivc, Params};
 use zkstep_prover::ivc::{fold_inputs, stand_ins, FoldInputs};
 
-fn run<S1: RelaxedR1CSSNARKTrait<E1>, S2: RelaxedR1CSSNARKTrait<E2>>(name: &str, rows: usize) {
+fn run<S1: zkstep_fold::Compressor<E1>, S2: zkstep_fold::Compressor<E2>>(name: &str, rows: usize) {
     let s = demo_spec();
     let ds = two_moons(64, 0.1, 1);
     let before = Checkpoint::init(&s, 1);

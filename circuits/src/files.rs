@@ -44,8 +44,10 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// and configuration name a second round of challenges (three witness
 /// parts), so every key's parameter digest changed; 20: the primary's
 /// Spartan opens W and E with Mercury, a constant-size argument, instead of
-/// HyperKZG — proofs of 19 are for another verifier).
-pub const FILE_VERSION: u32 = 23;
+/// HyperKZG — proofs of 19 are for another verifier; 24: Spartan's
+/// verifier keys hold their matrices compactly and nova-snark's digest of
+/// them, read by zkstep-fold's `spartan` verifier).
+pub const FILE_VERSION: u32 = 24;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

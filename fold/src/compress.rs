@@ -23,14 +23,13 @@ use crate::instance::{
 use crate::ivc::{check_final, derive_run, plain_layout, FinalState, Ivc};
 use crate::nifs;
 use crate::params::{Params, RoSet, View};
-use crate::rawkey::RebuiltVk;
+use crate::spartan::Compressor;
 use crate::augmented::Config;
 use ff::Field;
 use nova_snark::r1cs::R1CSShape;
 use nova_snark::spartan::polys::multilinear::MultilinearPolynomial;
 use nova_snark::traits::commitment::CommitmentEngineTrait;
 use nova_snark::traits::evaluation::EvaluationEngineTrait;
-use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use nova_snark::traits::{Engine, TranscriptEngineTrait};
 use rand::rngs::OsRng;
 use rayon::prelude::*;
@@ -60,8 +59,8 @@ pub struct ProverKey<E1, E2, S1, S2, EE1>
 where
     E1: Engine,
     E2: Engine,
-    S1: RelaxedR1CSSNARKTrait<E1>,
-    S2: RelaxedR1CSSNARKTrait<E2>,
+    S1: Compressor<E1>,
+    S2: Compressor<E2>,
     EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
     pk1: S1::ProverKey,
@@ -77,15 +76,15 @@ pub struct VerifierKey<E1, E2, S1, S2, EE1>
 where
     E1: Engine,
     E2: Engine,
-    S1: RelaxedR1CSSNARKTrait<E1>,
-    S2: RelaxedR1CSSNARKTrait<E2>,
+    S1: Compressor<E1>,
+    S2: Compressor<E2>,
     EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
     cfg: Config,
     layout1: WitnessLayout,
     digest: E1::Scalar,
-    vk1: S1::VerifierKey,
-    vk2: RebuiltVk<E2, S2>,
+    vk1: S1::Vk,
+    vk2: S2::Vk,
     ee_vk: Option<EE1::VerifierKey>,
     dk1: DerandKey<E1>,
     dk2: DerandKey<E2>,
@@ -109,8 +108,8 @@ pub struct CompressedProof<E1, E2, S1, S2, EE1>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
-    S1: RelaxedR1CSSNARKTrait<E1>,
-    S2: RelaxedR1CSSNARKTrait<E2>,
+    S1: Compressor<E1>,
+    S2: Compressor<E2>,
     EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
     // z_n is the verifier's (what it expects), not the proof's
@@ -143,12 +142,12 @@ pub fn setup<E1, E2, S1, S2, EE1>(
 where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
-    S1: RelaxedR1CSSNARKTrait<E1>,
-    S2: RelaxedR1CSSNARKTrait<E2>,
+    S1: Compressor<E1>,
+    S2: Compressor<E2>,
     EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
-    let (pk1, vk1) = S1::setup(&pp.ck1, &pp.shape1)?;
-    let (pk2, vk2) = RebuiltVk::<E2, S2>::setup(&pp.ck2, &pp.shape2)?;
+    let (pk1, vk1) = S1::keys(&pp.ck1, &pp.shape1)?;
+    let (pk2, vk2) = S2::keys(&pp.ck2, &pp.shape2)?;
     let (ee_pk, ee_vk) = if pp.layout1.split() {
         let (p, v) = EE1::setup(&pp.ck1)?;
         (Some(p), Some(v))
@@ -289,8 +288,8 @@ impl<E1, E2, S1, S2, EE1> CompressedProof<E1, E2, S1, S2, EE1>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
-    S1: RelaxedR1CSSNARKTrait<E1>,
-    S2: RelaxedR1CSSNARKTrait<E2>,
+    S1: Compressor<E1>,
+    S2: Compressor<E2>,
     EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
     /// Compress a finished IVC.
@@ -449,8 +448,8 @@ where
                 .map_err(|e| FoldError::Rejected(format!("the opening of comm_W{}: {e}", k + 1)))?;
         }
         let (r1, r2) = rayon::join(
-            || self.snark1.verify(&vk.vk1, &u1),
-            || self.snark2.verify(&vk.vk2.vk, &u2),
+            || self.snark1.check(&vk.vk1, &u1),
+            || self.snark2.check(&vk.vk2, &u2),
         );
         r1.map_err(|e| FoldError::Rejected(format!("the primary's SNARK: {e}")))?;
         r2.map_err(|e| FoldError::Rejected(format!("the secondary's SNARK: {e}")))?;

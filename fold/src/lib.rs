@@ -24,7 +24,8 @@
 //! | [`ivc`] | the driver: [`Ivc`], precommitments, recursive verification |
 //! | [`compress`] | zero-knowledge compression and its verification |
 //! | [`ipa`] | the secondary's evaluation argument (nova-snark's IPA, a prover that never folds its key) |
-//! | `rawkey` | commitment keys written uncompressed; the secondary's verifier key rebuilt when read |
+//! | `rawkey` | commitment keys written uncompressed |
+//! | [`spartan`] | Spartan's verifier on zkstep's compact key (matrices, stored digest) |
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod augmented;
@@ -40,6 +41,7 @@ pub mod kzg;
 pub mod nifs;
 pub mod params;
 pub mod rawkey;
+pub mod spartan;
 pub mod step;
 pub mod testing;
 
@@ -48,6 +50,7 @@ mod forge;
 
 pub use cs::{after_challenges, after_late_challenges, is_after_challenges};
 pub use compress::{BoundsDegree, CompressedProof, ProverKey, VerifierKey};
+pub use spartan::Compressor;
 pub use error::{FoldError, Result};
 pub use ivc::{run_challenges, FirstPhase, Ivc, Precommitment, SecondCommitment, SecondPhase};
 pub use params::{CircuitSizes, Params};

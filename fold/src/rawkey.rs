@@ -5,15 +5,12 @@
 //! for the secondary's 2¹⁴ Grumpkin generators in a fresh `zkstep-verify`,
 //! and most of the time a proving key takes to read (2¹⁷–2²¹ BN254 points).
 //!
-//! [`ck`] is a `#[serde(with)]` module for a commitment key; [`RebuiltVk`]
-//! writes a SNARK's verifier key as the shape and key it was made from and
-//! rebuilds it with the SNARK's own `setup`, so it is the very key keygen
-//! made (same padding, same digest).
+//! [`ck`] is a `#[serde(with)]` module for a commitment key, [`StoredKey`]
+//! a key on its own (the secondary's IPA key in a verifying key,
+//! `crate::spartan`).
 
 use crate::instance::CommitmentKey;
-use nova_snark::r1cs::R1CSShape;
 use nova_snark::traits::commitment::{CommitmentEngineTrait, Len};
-use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use nova_snark::traits::Engine;
 use serde::de::{self, SeqAccess, Visitor};
 use serde::ser::SerializeTuple;
@@ -89,63 +86,8 @@ pub struct StoredKey<E: Engine> {
     pub key: CommitmentKey<E>,
 }
 
-/// A commitment key borrowed for [`ck::serialize`] inside a tuple.
-struct CkRef<'a, E: Engine>(&'a CommitmentKey<E>);
-
-impl<E: Engine> Serialize for CkRef<'_, E> {
-    fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
-        ck::serialize::<E, Z>(self.0, s)
-    }
-}
-
-/// A commitment key read by [`ck::deserialize`] inside a tuple.
-struct CkOwned<E: Engine>(CommitmentKey<E>);
-
-impl<'de, E: Engine> Deserialize<'de> for CkOwned<E> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        ck::deserialize::<E, D>(d).map(CkOwned)
-    }
-}
-
-/// A SNARK's verifier key with the shape and commitment key it was made from.
-pub(crate) struct RebuiltVk<E: Engine, S: RelaxedR1CSSNARKTrait<E>> {
-    shape: R1CSShape<E>,
-    ck: CommitmentKey<E>,
-    /// The key itself.
-    pub vk: S::VerifierKey,
-}
-
-impl<E: Engine, S: RelaxedR1CSSNARKTrait<E>> RebuiltVk<E, S> {
-    /// `S::setup` on the shape and key, keeping both to write them.
-    pub fn setup(ck: &CommitmentKey<E>, shape: &R1CSShape<E>) -> Result<(S::ProverKey, Self), nova_snark::errors::NovaError> {
-        let (pk, vk) = S::setup(ck, shape)?;
-        Ok((
-            pk,
-            RebuiltVk {
-                shape: shape.clone(),
-                ck: ck.clone(),
-                vk,
-            },
-        ))
-    }
-}
-
-impl<E: Engine, S: RelaxedR1CSSNARKTrait<E>> Serialize for RebuiltVk<E, S> {
-    fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
-        (&self.shape, CkRef::<E>(&self.ck)).serialize(s)
-    }
-}
-
-impl<'de, E: Engine, S: RelaxedR1CSSNARKTrait<E>> Deserialize<'de> for RebuiltVk<E, S> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (shape, CkOwned(ck)) = <(R1CSShape<E>, CkOwned<E>)>::deserialize(d)?;
-        let (_, vk) = S::setup(&ck, &shape).map_err(|e| de::Error::custom(format!("verifier key: {e}")))?;
-        Ok(RebuiltVk { shape, ck, vk })
-    }
-}
-
 /// Bytes written as one byte string (serde writes a `Vec<u8>` element by element).
-struct Raw(Vec<u8>);
+pub(crate) struct Raw(pub(crate) Vec<u8>);
 
 impl Serialize for Raw {
     fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
@@ -179,10 +121,10 @@ mod tests {
 
     fn encode(label: &'static [u8]) -> Vec<u8> {
         let ck = <E as Engine>::CE::setup(label, 8).unwrap();
-        postcard::to_stdvec(&CkRef::<E>(&ck)).unwrap()
+        postcard::to_stdvec(&StoredKey::<E> { key: ck }).unwrap()
     }
 
-    fn decode(b: &[u8]) -> Result<CkOwned<E>, postcard::Error> {
+    fn decode(b: &[u8]) -> Result<StoredKey<E>, postcard::Error> {
         postcard::from_bytes(b)
     }
 
@@ -192,7 +134,7 @@ mod tests {
     fn a_changed_commitment_key_is_refused() {
         let a = encode(b"ck");
         let back = decode(&a).map_err(|e| e.to_string()).unwrap();
-        assert_eq!(postcard::to_stdvec(&CkRef::<E>(&back.0)).unwrap(), a);
+        assert_eq!(postcard::to_stdvec(&back).unwrap(), a);
         // n (1 byte), the byte string's length (2), "PEDERSEN_KEY" (12), h (64), then the generators
         let mut off_curve = a.clone();
         off_curve[1 + 2 + 12 + 64 + 70] ^= 1;

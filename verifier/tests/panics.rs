@@ -14,22 +14,42 @@ fn fx(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The fixture proof with one evaluation dropped from the secondary
-/// SNARK's `evals_batch`: it still decodes, and nova-snark 0.76 indexes
-/// past the end of it while verifying.
-fn crafted_proof() -> Vec<u8> {
+/// The fixture proof with its secondary SNARK edited at `pointer` (under
+/// the compression's variant, `engine::CompressedSnark`) by `edit`.
+fn edited_proof(pointer: &str, edit: impl FnOnce(&mut Vec<serde_json::Value>)) -> Vec<u8> {
     let (h, mut p): (Header, ProofPayload) =
         files::decode(&std::fs::read(fx("proof.zkstep")).unwrap(), FileKind::Proof).unwrap();
     let mut j = serde_json::to_value(&p.snark).unwrap();
-    // under the compression's variant (`engine::CompressedSnark`)
     let c = p.snark.compression();
-    let evals = j
-        .pointer_mut(&format!("/{c:?}/snark2/evals_batch"))
+    let v = j
+        .pointer_mut(&format!("/{c:?}/snark2/{pointer}"))
         .and_then(|v| v.as_array_mut())
-        .expect("the compressed proof's secondary SNARK has evals_batch");
-    evals.pop();
+        .unwrap_or_else(|| panic!("the compressed proof's secondary SNARK has {pointer}"));
+    edit(v);
     p.snark = serde_json::from_value(j).unwrap();
     files::encode(h, &p).unwrap()
+}
+
+/// The fixture proof with the first round polynomial of the secondary's
+/// outer sum-check emptied: it still decodes, and nova-snark 0.76's
+/// sum-check verifier (which zkstep's Spartan verifier calls) indexes past
+/// the end of it.
+fn crafted_proof() -> Vec<u8> {
+    edited_proof("sc_proof_outer/compressed_polys/0/coeffs_except_linear_term", |v| v.clear())
+}
+
+/// One evaluation dropped from the secondary's `evals_batch`: nova-snark's
+/// own verifier indexed past its end; zkstep's Spartan verifier checks the
+/// count first, so it is a plain rejection.
+#[test]
+fn a_missing_batched_evaluation_is_rejected_without_a_panic() {
+    let vk = read_verifying_key(&std::fs::read(fx("verifying.key")).unwrap()).unwrap();
+    let bytes = edited_proof("evals_batch", |v| {
+        v.pop();
+    });
+    let proof = read_proof(&bytes).unwrap();
+    let r = zkstep_circuits::verify::verify_payload(&vk.layout, vk.keys(), proof.header.spec_digest, &proof.payload, None);
+    assert!(r.is_err(), "accepted");
 }
 
 #[test]

@@ -1,0 +1,705 @@
+//! Spartan's verifier on a key zkstep writes: fast to read, small to store.
+//!
+//! nova-snark's Spartan (`spartan::snark`) verifier key is the padded R1CS
+//! shape and its evaluation engine's key, and its digest is recomputed on
+//! first use (bincode and SHA3 over every non-zero): in a fresh
+//! `zkstep-verify` that was most of the time, and the matrices, written as
+//! field elements and indices, most of a 30–50 MB key. [`SpartanVk`] keeps
+//! what the verifier needs instead:
+//!
+//! - the digest nova-snark's own key computed at keygen (the prover's key
+//!   absorbs that very value; the verifying key is the verifier's trust
+//!   root, so the digest is read as the matrices are);
+//! - the matrices in [`Matrices`]' compact form: per row a length, per
+//!   entry a varint column delta and an index into the key's distinct
+//!   values (a fold's coefficients are few: ±1, powers of two, the scale);
+//! - the evaluation engine's key as [`EeStore`] writes it.
+//!
+//! [`SpartanVk::verify`] is Spartan's verification algorithm (nova-snark's
+//! `snark.rs`, learned from its code, on its public sum-check and
+//! polynomial types) against that key: the same transcript, so it accepts
+//! exactly the proofs nova-snark's prover makes; `agrees_with_nova_snark`
+//! checks both verifiers on honest and edited proofs. The proof itself is
+//! nova-snark's type, read through [`ProofParts`] (its fields in serde
+//! order). [`Compressor`] lets the compression use this verifier for
+//! Spartan and nova-snark's own for MicroSpartan (`ppsnark`), whose key
+//! holds commitments instead of matrices.
+
+use crate::error::{FoldError, Result};
+use crate::instance::CommitmentKey;
+use crate::rawkey::{Raw, StoredKey};
+use ff::{Field, PrimeField};
+use nova_snark::errors::NovaError;
+use nova_snark::provider::pedersen::{CommitmentEngine as Pedersen, CommitmentKeyExtTrait};
+use nova_snark::provider::traits::{DlogGroupExt, PairingGroup};
+use nova_snark::r1cs::{R1CSShape, RelaxedR1CSInstance, SparseMatrix};
+use nova_snark::spartan::polys::eq::EqPolynomial;
+use nova_snark::spartan::polys::multilinear::SparsePolynomial;
+use nova_snark::spartan::sumcheck::SumcheckProof;
+use nova_snark::spartan::{ppsnark, snark};
+use nova_snark::traits::commitment::CommitmentEngineTrait;
+use nova_snark::traits::evaluation::EvaluationEngineTrait;
+use nova_snark::traits::snark::{DigestHelperTrait, RelaxedR1CSSNARKTrait};
+use nova_snark::traits::{Engine, TranscriptEngineTrait};
+use rayon::prelude::*;
+use serde::de::{self, DeserializeOwned};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+type Commitment<E> = <<E as Engine>::CE as CommitmentEngineTrait<E>>::Commitment;
+
+/// An evaluation claim: a commitment, a point, the value there.
+type Claim<E> = (Commitment<E>, Vec<<E as Engine>::Scalar>, <E as Engine>::Scalar);
+
+/// A SNARK as zkstep's compression uses it: nova-snark's prover, and the
+/// verifier key zkstep writes with the verification it runs.
+pub trait Compressor<E: Engine>: RelaxedR1CSSNARKTrait<E> {
+    /// What a verifying key file holds for this SNARK.
+    type Vk: Serialize + DeserializeOwned + Send + Sync;
+
+    /// nova-snark's setup, the verifier's key as zkstep writes it.
+    fn keys(ck: &CommitmentKey<E>, shape: &R1CSShape<E>) -> Result<(Self::ProverKey, Self::Vk)>;
+
+    /// Check the proof of `u`.
+    fn check(&self, vk: &Self::Vk, u: &RelaxedR1CSInstance<E>) -> Result<()>;
+}
+
+/// MicroSpartan: nova-snark's key (commitments to the matrices) and verifier.
+impl<E: Engine, EE: EvaluationEngineTrait<E>> Compressor<E> for ppsnark::RelaxedR1CSSNARK<E, EE> {
+    type Vk = <Self as RelaxedR1CSSNARKTrait<E>>::VerifierKey;
+
+    fn keys(ck: &CommitmentKey<E>, shape: &R1CSShape<E>) -> Result<(Self::ProverKey, Self::Vk)> {
+        Ok(Self::setup(ck, shape)?)
+    }
+
+    fn check(&self, vk: &Self::Vk, u: &RelaxedR1CSInstance<E>) -> Result<()> {
+        Ok(self.verify(vk, u)?)
+    }
+}
+
+/// Spartan: zkstep's key and verifier (module header).
+impl<E: Engine, EE: EeStore<E>> Compressor<E> for snark::RelaxedR1CSSNARK<E, EE> {
+    type Vk = SpartanVk<E, EE>;
+
+    fn keys(ck: &CommitmentKey<E>, shape: &R1CSShape<E>) -> Result<(Self::ProverKey, Self::Vk)> {
+        let (pk, vk) = Self::setup(ck, shape)?;
+        let (_, ee) = EE::setup(ck)?;
+        let padded = shape.pad();
+        // nova-snark's key is (the engine's key, the padded shape) in serde
+        // order: the key written here must describe exactly that
+        let theirs = postcard::to_stdvec(&vk).map_err(internal)?;
+        let ours = postcard::to_stdvec(&(&ee, &padded)).map_err(internal)?;
+        if theirs != ours {
+            return Err(internal("Spartan's verifier key is not its engine's key and the padded shape"));
+        }
+        let stored = EE::store(ck, &ee);
+        Ok((
+            pk,
+            SpartanVk {
+                digest: vk.digest(),
+                matrices: Matrices::of(&padded)?,
+                stored,
+                ee,
+            },
+        ))
+    }
+
+    fn check(&self, vk: &Self::Vk, u: &RelaxedR1CSInstance<E>) -> Result<()> {
+        let bytes = postcard::to_stdvec(self).map_err(internal)?;
+        let parts: ProofParts<E, EE> = match postcard::take_from_bytes(&bytes) {
+            Ok((p, [])) => p,
+            _ => return Err(internal("a Spartan proof that does not read as its parts")),
+        };
+        Ok(vk.verify(&parts, u)?)
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> FoldError {
+    FoldError::Invalid(e.to_string())
+}
+
+/// How an evaluation engine's verifier key is written in a [`SpartanVk`].
+pub trait EeStore<E: Engine>: EvaluationEngineTrait<E> {
+    /// What the file holds.
+    type Stored: Serialize + DeserializeOwned + Send + Sync;
+    /// What to write for the key `EE::setup(ck)` made.
+    fn store(ck: &CommitmentKey<E>, vk: &Self::VerifierKey) -> Self::Stored;
+    /// The key again.
+    fn load(s: &Self::Stored) -> std::result::Result<Self::VerifierKey, NovaError>;
+}
+
+/// A few points: written as they are.
+macro_rules! stored_as_is {
+    ($ee:ty) => {
+        impl<E> EeStore<E> for $ee
+        where
+            E: Engine<CE = nova_snark::provider::hyperkzg::CommitmentEngine<E>>,
+            E::GE: PairingGroup,
+        {
+            type Stored = Self::VerifierKey;
+            fn store(_: &CommitmentKey<E>, vk: &Self::VerifierKey) -> Self::Stored {
+                vk.clone()
+            }
+            fn load(s: &Self::Stored) -> std::result::Result<Self::VerifierKey, NovaError> {
+                Ok(s.clone())
+            }
+        }
+    };
+}
+stored_as_is!(nova_snark::provider::mercury::EvaluationEngine<E>);
+stored_as_is!(nova_snark::provider::hyperkzg::EvaluationEngine<E>);
+
+/// The IPA's key is the whole commitment key: written uncompressed (no
+/// square root a point when read) and the engine's key re-derived from it.
+impl<E> EeStore<E> for crate::ipa::FastIpa<E>
+where
+    E: Engine<CE = Pedersen<E>>,
+    E::GE: DlogGroupExt,
+    CommitmentKey<E>: CommitmentKeyExtTrait<E>,
+{
+    type Stored = StoredKey<E>;
+    fn store(ck: &CommitmentKey<E>, _: &Self::VerifierKey) -> Self::Stored {
+        StoredKey { key: ck.clone() }
+    }
+    fn load(s: &Self::Stored) -> std::result::Result<Self::VerifierKey, NovaError> {
+        Ok(Self::setup(&s.key)?.1)
+    }
+}
+
+/// nova-snark's `spartan::snark::RelaxedR1CSSNARK`, field by field in its
+/// serde order (its fields are private; `parts_read_back_as_the_proof`
+/// checks the two write the same bytes).
+#[derive(Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct ProofParts<E: Engine, EE: EvaluationEngineTrait<E>> {
+    sc_outer: SumcheckProof<E>,
+    claims_outer: (E::Scalar, E::Scalar, E::Scalar),
+    eval_e: E::Scalar,
+    sc_inner: SumcheckProof<E>,
+    eval_w: E::Scalar,
+    sc_batch: SumcheckProof<E>,
+    evals_batch: Vec<E::Scalar>,
+    eval_arg: EE::EvaluationArgument,
+}
+
+/// Spartan's verifier key as zkstep writes it (module header).
+pub struct SpartanVk<E: Engine, EE: EeStore<E>> {
+    digest: E::Scalar,
+    matrices: Matrices<E::Scalar>,
+    stored: EE::Stored,
+    ee: EE::VerifierKey,
+}
+
+impl<E: Engine, EE: EeStore<E>> Serialize for SpartanVk<E, EE> {
+    fn serialize<Z: Serializer>(&self, s: Z) -> std::result::Result<Z::Ok, Z::Error> {
+        (&self.digest, &self.matrices, &self.stored).serialize(s)
+    }
+}
+
+impl<'de, E: Engine, EE: EeStore<E>> Deserialize<'de> for SpartanVk<E, EE> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let (digest, matrices, stored) = <(E::Scalar, Matrices<E::Scalar>, EE::Stored)>::deserialize(d)?;
+        let ee = EE::load(&stored).map_err(|e| de::Error::custom(format!("Spartan's evaluation key: {e}")))?;
+        Ok(SpartanVk { digest, matrices, stored, ee })
+    }
+}
+
+impl<E: Engine, EE: EeStore<E>> SpartanVk<E, EE> {
+    /// Spartan's verification of a proof of `u` (nova-snark's algorithm).
+    pub fn verify(&self, p: &ProofParts<E, EE>, u: &RelaxedR1CSInstance<E>) -> std::result::Result<(), NovaError> {
+        let m = &self.matrices;
+        if u.X().len() != m.num_io {
+            return Err(NovaError::InvalidInputLength);
+        }
+        let mut tr = E::TE::new(b"RelaxedR1CSSNARK");
+        tr.absorb(b"vk", &self.digest);
+        tr.absorb(b"U", u);
+        let rounds_x = m.num_cons.trailing_zeros() as usize;
+        let rounds_y = m.num_vars.trailing_zeros() as usize + 1;
+
+        // outer sum-check: Σ eq(τ, x)·(Az·Bz − u·Cz − E) = 0
+        let tau = (0..rounds_x)
+            .map(|_| tr.squeeze(b"t"))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let (claim_outer, r_x) = p.sc_outer.verify(E::Scalar::ZERO, rounds_x, 3, &mut tr)?;
+        let (az, bz, cz) = p.claims_outer;
+        if claim_outer != EqPolynomial::new(tau).evaluate(&r_x) * (az * bz - u.u() * cz - p.eval_e) {
+            return Err(NovaError::InvalidSumcheckProof);
+        }
+        tr.absorb(b"claims_outer", &[az, bz, cz, p.eval_e].as_slice());
+
+        // inner sum-check: the three claims joined by r, at r_y
+        let r = tr.squeeze(b"r")?;
+        let (claim_inner, r_y) = p.sc_inner.verify(az + r * bz + r * r * cz, rounds_y, 2, &mut tr)?;
+        let eval_x = {
+            let x: Vec<E::Scalar> = std::iter::once(u.u()).chain(u.X().iter().copied()).collect();
+            SparsePolynomial::new(rounds_y - 1, x).evaluate(&r_y[1..])
+        };
+        let eval_z = (E::Scalar::ONE - r_y[0]) * p.eval_w + r_y[0] * eval_x;
+        let [a, b, c] = m.evaluate(&r_x, &r_y);
+        if claim_inner != (a + r * b + r * r * c) * eval_z {
+            return Err(NovaError::InvalidSumcheckProof);
+        }
+        tr.absorb(b"w", &[p.eval_w].as_slice());
+
+        // W at r_y[1..] and E at r_x, batched into one opening
+        let claims = [(*u.comm_W(), r_y[1..].to_vec(), p.eval_w), (*u.comm_E(), r_x, p.eval_e)];
+        let (comm, point, eval) = batch_claims::<E>(&claims, &mut tr, &p.sc_batch, &p.evals_batch)?;
+        EE::verify(&self.ee, &mut tr, &comm, &point, &eval, &p.eval_arg)
+    }
+
+    /// The matrices' non-zeros (A, B and C together).
+    pub fn non_zeros(&self) -> usize {
+        self.matrices.abc.iter().map(|m| m.cols.len()).sum()
+    }
+}
+
+/// Spartan's batching of evaluation claims (C, x, e) of different sizes into
+/// one at a shared point: a sum-check over Σ ρⁱ·eq(xᵢ, ·)·Pᵢ, then the
+/// claims joined by powers of c, each scaled by L₀ of the point's prefix it
+/// does not read.
+fn batch_claims<E: Engine>(
+    claims: &[Claim<E>],
+    tr: &mut E::TE,
+    sc: &SumcheckProof<E>,
+    evals: &[E::Scalar],
+) -> std::result::Result<Claim<E>, NovaError> {
+    if evals.len() != claims.len() {
+        return Err(NovaError::InvalidInputLength);
+    }
+    let rho = tr.squeeze(b"r")?;
+    let rhos = powers(rho, claims.len());
+    let rounds: Vec<usize> = claims.iter().map(|c| c.1.len()).collect();
+    let max = rounds.iter().copied().max().unwrap_or(0);
+    let es: Vec<E::Scalar> = claims.iter().map(|c| c.2).collect();
+    let (fin, r) = sc.verify_batch(&es, &rounds, &rhos, 2, tr)?;
+    let expected: E::Scalar = claims
+        .iter()
+        .zip(evals.iter().zip(&rhos))
+        .map(|(cl, (e, rho))| EqPolynomial::new(r[max - cl.1.len()..].to_vec()).evaluate(&cl.1) * e * rho)
+        .sum();
+    if fin != expected {
+        return Err(NovaError::InvalidSumcheckProof);
+    }
+    tr.absorb(b"l", &evals);
+    let c = tr.squeeze(b"c")?;
+    let cs = powers(c, claims.len());
+    let mut comm = Commitment::<E>::default();
+    let mut eval = E::Scalar::ZERO;
+    for ((cl, e), ci) in claims.iter().zip(evals).zip(&cs) {
+        let lagrange: E::Scalar = r[..max - cl.1.len()].iter().map(|x| E::Scalar::ONE - x).product();
+        comm = comm + cl.0 * *ci;
+        eval += lagrange * e * ci;
+    }
+    Ok((comm, r, eval))
+}
+
+fn powers<F: Field>(s: F, n: usize) -> Vec<F> {
+    std::iter::successors(Some(F::ONE), |p| Some(*p * s)).take(n).collect()
+}
+
+/// A padded shape's matrices A, B, C (module header). In memory each is
+/// rows of (column, index into `values`); on disk each is one byte string:
+/// per row its length, per entry the zig-zag varint of its column less the
+/// last entry's and the varint of its value's index.
+pub struct Matrices<F> {
+    num_cons: usize,
+    num_vars: usize,
+    num_io: usize,
+    // distinct values; 0 and 1 are ONE and −ONE, the cheap ones
+    values: Vec<F>,
+    abc: [Csr; 3],
+}
+
+/// One matrix's rows.
+struct Csr {
+    starts: Vec<u32>,
+    cols: Vec<u32>,
+    vals: Vec<u32>,
+}
+
+/// The largest padded shape a key may declare (2²⁸ rows: far past any fold
+/// zkstep makes, and a bound on what a hostile key can make the verifier allocate).
+const MAX_LOG: u32 = 28;
+
+impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
+    fn of<E: Engine<Scalar = F>>(s: &R1CSShape<E>) -> Result<Self> {
+        let mut values = vec![F::ONE, -F::ONE];
+        let mut index = std::collections::HashMap::<[u8; 32], u32>::new();
+        let key = |v: &F| {
+            let mut k = [0u8; 32];
+            let repr = v.to_repr();
+            let b = repr.as_ref();
+            k[..b.len().min(32)].copy_from_slice(&b[..b.len().min(32)]);
+            k
+        };
+        index.insert(key(&F::ONE), 0);
+        index.insert(key(&-F::ONE), 1);
+        let mut csr = |m: &SparseMatrix<F>| -> Result<Csr> {
+            let mut starts = Vec::with_capacity(m.indptr.len());
+            for p in &m.indptr {
+                starts.push(u32::try_from(*p).map_err(internal)?);
+            }
+            let cols = m.indices.iter().map(|c| u32::try_from(*c).map_err(internal)).collect::<Result<Vec<_>>>()?;
+            let vals = m
+                .data
+                .iter()
+                .map(|v| {
+                    let n = values.len() as u32;
+                    *index.entry(key(v)).or_insert_with(|| {
+                        values.push(*v);
+                        n
+                    })
+                })
+                .collect();
+            Ok(Csr { starts, cols, vals })
+        };
+        let abc = [csr(s.A())?, csr(s.B())?, csr(s.C())?];
+        Ok(Matrices {
+            num_cons: s.num_cons(),
+            num_vars: s.num_vars(),
+            num_io: s.num_io(),
+            values,
+            abc,
+        })
+    }
+
+    /// Ã(r_x, r_y), B̃(r_x, r_y), C̃(r_x, r_y): one pass over the non-zeros.
+    fn evaluate(&self, r_x: &[F], r_y: &[F]) -> [F; 3] {
+        let (tx, ty) = rayon::join(
+            || EqPolynomial::evals_from_points(r_x),
+            || EqPolynomial::evals_from_points(r_y),
+        );
+        let one = |m: &Csr| -> F {
+            m.starts
+                .par_windows(2)
+                .zip(tx.par_iter())
+                .with_min_len(1024)
+                .map(|(w, t)| {
+                    let mut acc = F::ZERO;
+                    for k in w[0] as usize..w[1] as usize {
+                        let y = ty[m.cols[k] as usize];
+                        match m.vals[k] {
+                            0 => acc += y,
+                            1 => acc -= y,
+                            v => acc += self.values[v as usize] * y,
+                        }
+                    }
+                    acc * t
+                })
+                .sum()
+        };
+        [one(&self.abc[0]), one(&self.abc[1]), one(&self.abc[2])]
+    }
+}
+
+impl<F: PrimeField + Serialize> Serialize for Matrices<F> {
+    fn serialize<Z: Serializer>(&self, s: Z) -> std::result::Result<Z::Ok, Z::Error> {
+        let enc = |m: &Csr| {
+            let mut out = Vec::with_capacity(m.cols.len() * 3 + m.starts.len());
+            let mut last = 0i64;
+            for w in m.starts.windows(2) {
+                varint(&mut out, u64::from(w[1] - w[0]));
+                for k in w[0] as usize..w[1] as usize {
+                    let c = i64::from(m.cols[k]);
+                    varint(&mut out, zigzag(c - last));
+                    varint(&mut out, u64::from(m.vals[k]));
+                    last = c;
+                }
+            }
+            Raw(out)
+        };
+        (
+            self.num_cons as u64,
+            self.num_vars as u64,
+            self.num_io as u64,
+            &self.values,
+            [enc(&self.abc[0]), enc(&self.abc[1]), enc(&self.abc[2])],
+        )
+            .serialize(s)
+    }
+}
+
+impl<'de, F: PrimeField + DeserializeOwned> Deserialize<'de> for Matrices<F> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let (nc, nv, ni, values, abc) = <(u64, u64, u64, Vec<F>, [Raw; 3])>::deserialize(d)?;
+        let bad = |what: &str| de::Error::custom(format!("Spartan's matrices: {what}"));
+        let pow2 = |n: u64| n.is_power_of_two() && n.trailing_zeros() <= MAX_LOG;
+        // a regular padded shape: its IO (with u) within the variables'
+        // second half, the columns Spartan's r_y reads
+        if !pow2(nc) || !pow2(nv) || (ni + 1).next_power_of_two() * 2 > nv {
+            return Err(bad(&format!("{nc} rows, {nv} variables, {ni} inputs")));
+        }
+        if values.len() < 2 || values[0] != F::ONE || values[1] != -F::ONE || values.len() > u32::MAX as usize {
+            return Err(bad("a value table that does not start with 1 and −1"));
+        }
+        let width = nv + 1 + ni;
+        let dec = |b: &[u8]| -> std::result::Result<Csr, D::Error> {
+            // every row takes at least a byte and every entry two
+            if nc as usize > b.len() {
+                return Err(bad("fewer bytes than rows"));
+            }
+            let mut r = Reader { b, at: 0 };
+            let mut starts = Vec::with_capacity(nc as usize + 1);
+            let (mut cols, mut vals) = (Vec::with_capacity(b.len() / 3), Vec::with_capacity(b.len() / 3));
+            starts.push(0u32);
+            let mut last = 0i64;
+            for _ in 0..nc {
+                let n = r.next().ok_or_else(|| bad("truncated"))?;
+                if n > (b.len() - r.at) as u64 / 2 {
+                    return Err(bad("a row longer than its bytes"));
+                }
+                for _ in 0..n {
+                    let dc = r.next().ok_or_else(|| bad("truncated"))?;
+                    let c = last + unzigzag(dc);
+                    let v = r.next().ok_or_else(|| bad("truncated"))?;
+                    if c < 0 || c as u64 >= width || v >= values.len() as u64 {
+                        return Err(bad("an entry outside the matrix or the value table"));
+                    }
+                    cols.push(c as u32);
+                    vals.push(v as u32);
+                    last = c;
+                }
+                starts.push(cols.len() as u32);
+            }
+            if r.at != b.len() {
+                return Err(bad("bytes past the last row"));
+            }
+            Ok(Csr { starts, cols, vals })
+        };
+        let [a, b, c] = &abc;
+        Ok(Matrices {
+            num_cons: nc as usize,
+            num_vars: nv as usize,
+            num_io: ni as usize,
+            abc: [dec(&a.0)?, dec(&b.0)?, dec(&c.0)?],
+            values,
+        })
+    }
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    /// The next varint (at most 10 bytes; None past the end or on an overlong one).
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..70).step_by(7) {
+            let byte = *self.b.get(self.at)?;
+            self.at += 1;
+            if shift == 63 && byte > 1 {
+                return None;
+            }
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return Some(v);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nova_snark::provider::{Bn256EngineKZG, GrumpkinEngine};
+    use nova_snark::r1cs::RelaxedR1CSWitness;
+
+    type E1 = Bn256EngineKZG;
+    type E2 = GrumpkinEngine;
+    type Ee1 = nova_snark::provider::mercury::EvaluationEngine<E1>;
+    type Ee2 = crate::ipa::FastIpa<E2>;
+    type Sp1 = snark::RelaxedR1CSSNARK<E1, Ee1>;
+    type Sp2 = snark::RelaxedR1CSSNARK<E2, Ee2>;
+
+    /// A shape of `n` constraints over `n + 3` variables and 2 inputs whose
+    /// coefficients repeat (1, −1, 2, 10⁹) and do not (the row's index).
+    fn shape<E: Engine>(n: usize) -> R1CSShape<E> {
+        let (vars, io) = (n + 3, 2);
+        let coeff = |k: usize| match k % 5 {
+            0 => E::Scalar::ONE,
+            1 => -E::Scalar::ONE,
+            2 => E::Scalar::from(2),
+            3 => E::Scalar::from(1_000_000_000),
+            _ => E::Scalar::from(k as u64 + 7),
+        };
+        let mut m = [vec![], vec![], vec![]];
+        for i in 0..n {
+            m[0].push((i, i, coeff(i)));
+            m[0].push((i, vars + 1, coeff(i + 1)));
+            m[1].push((i, (i + 1) % vars, coeff(i + 2)));
+            m[2].push((i, vars, coeff(i + 3)));
+            m[2].push((i, (i + 2) % vars, coeff(i + 4)));
+        }
+        for row in &mut m {
+            row.sort_by_key(|e| (e.0, e.1));
+        }
+        let sm = |v: &Vec<(usize, usize, E::Scalar)>| SparseMatrix::new(v, n, vars + 1 + io);
+        R1CSShape::new(n, vars, io, sm(&m[0]), sm(&m[1]), sm(&m[2])).unwrap()
+    }
+
+    struct Case<E: Engine, S: Compressor<E>> {
+        s: R1CSShape<E>,
+        ck: CommitmentKey<E>,
+        pk: S::ProverKey,
+        vk: S::Vk,
+        u: RelaxedR1CSInstance<E>,
+        w: RelaxedR1CSWitness<E>,
+    }
+
+    fn case<E: Engine, S: Compressor<E>>(n: usize) -> Case<E, S> {
+        let s = shape::<E>(n);
+        let ck = R1CSShape::commitment_key(&[&s], &[&*S::ck_floor()]).unwrap();
+        let (pk, vk) = S::keys(&ck, &s).unwrap();
+        let (u, w) = random(&s, &ck);
+        Case { s, ck, pk, vk, u, w }
+    }
+
+    /// A random satisfying pair, its commitments without blinds (as Spartan proves them).
+    fn random<E: Engine>(s: &R1CSShape<E>, ck: &CommitmentKey<E>) -> (RelaxedR1CSInstance<E>, RelaxedR1CSWitness<E>) {
+        let (u, w) = s.sample_random_instance_witness(ck).unwrap();
+        let (w, r_w, r_e) = w.derandomize();
+        (u.derandomize(&E::CE::derand_key(ck), &r_w, &r_e), w)
+    }
+
+    fn bytes<T: Serialize>(t: &T) -> Vec<u8> {
+        postcard::to_stdvec(t).unwrap()
+    }
+
+    /// The honest proof is accepted by nova-snark's verifier and by ours;
+    /// each edit of the proof, another instance, another digest and another
+    /// coefficient are rejected by ours (and the proof edits by nova-snark's).
+    fn agrees<E: Engine, EE: EeStore<E>>(n: usize) {
+        let c = case::<E, snark::RelaxedR1CSSNARK<E, EE>>(n);
+        let p = snark::RelaxedR1CSSNARK::<E, EE>::prove(&c.ck, &c.pk, &c.s, &c.u, &c.w).unwrap();
+        let (_, nova_vk) = snark::RelaxedR1CSSNARK::<E, EE>::setup(&c.ck, &c.s).unwrap();
+        p.verify(&nova_vk, &c.u).unwrap();
+        p.check(&c.vk, &c.u).unwrap();
+        // the parts write the very bytes of the proof
+        let parts: ProofParts<E, EE> = postcard::from_bytes(&bytes(&p)).unwrap();
+        assert_eq!(bytes(&parts), bytes(&p));
+
+        type Edit<E, EE> = Box<dyn Fn(&mut ProofParts<E, EE>)>;
+        let edits: Vec<(&str, Edit<E, EE>)> = vec![
+            ("eval_W", Box::new(|q| q.eval_w += E::Scalar::ONE)),
+            ("eval_E", Box::new(|q| q.eval_e += E::Scalar::ONE)),
+            ("Az", Box::new(|q| q.claims_outer.0 += E::Scalar::ONE)),
+            ("Cz", Box::new(|q| q.claims_outer.2 += E::Scalar::ONE)),
+            ("a batched evaluation", Box::new(|q| q.evals_batch[1] += E::Scalar::ONE)),
+            ("one batched evaluation too few", Box::new(|q| {
+                q.evals_batch.pop();
+            })),
+        ];
+        for (what, edit) in edits {
+            let mut q: ProofParts<E, EE> = postcard::from_bytes(&bytes(&p)).unwrap();
+            edit(&mut q);
+            assert!(c.vk.verify(&q, &c.u).is_err(), "{what} edited: accepted");
+            if let Ok(theirs) = postcard::from_bytes::<snark::RelaxedR1CSSNARK<E, EE>>(&bytes(&q)) {
+                if what != "one batched evaluation too few" {
+                    assert!(theirs.verify(&nova_vk, &c.u).is_err(), "{what} edited: nova-snark accepts");
+                }
+            }
+        }
+        // a sum-check's round polynomial: one byte of the proof's first coefficient
+        let mut b = bytes(&p);
+        b[2] ^= 1;
+        if let Ok(q) = postcard::from_bytes::<ProofParts<E, EE>>(&b) {
+            assert!(c.vk.verify(&q, &c.u).is_err(), "a sum-check edited: accepted");
+        }
+        let (other, _) = random(&c.s, &c.ck);
+        assert!(p.check(&c.vk, &other).is_err(), "another instance accepted");
+
+        let mut vk: SpartanVk<E, EE> = postcard::from_bytes(&bytes(&c.vk)).unwrap();
+        assert_eq!(bytes(&vk), bytes(&c.vk), "the key reads back as itself");
+        vk.digest += E::Scalar::ONE;
+        assert!(p.check(&vk, &c.u).is_err(), "another digest accepted");
+        let mut vk: SpartanVk<E, EE> = postcard::from_bytes(&bytes(&c.vk)).unwrap();
+        let last = vk.matrices.values.len() - 1;
+        vk.matrices.values[last] += E::Scalar::ONE;
+        assert!(p.check(&vk, &c.u).is_err(), "another coefficient accepted");
+    }
+
+    #[test]
+    fn agrees_with_nova_snark_on_the_primary() {
+        agrees::<E1, Ee1>(40);
+    }
+
+    #[test]
+    fn agrees_with_nova_snark_on_the_secondary() {
+        agrees::<E2, Ee2>(40);
+    }
+
+    /// The compact form holds the distinct values once: a key of many
+    /// repeated coefficients is a few bytes an entry.
+    #[test]
+    fn matrices_are_a_few_bytes_an_entry() {
+        let c = case::<E1, Sp1>(1000);
+        let m: &Matrices<_> = &c.vk.matrices;
+        let nnz: usize = m.abc.iter().map(|x| x.cols.len()).sum();
+        assert_eq!(nnz, 5000);
+        let own = (0..1004).filter(|k| k % 5 == 4).count();
+        assert_eq!(m.values.len(), 4 + own, "1, −1, 2, 10⁹ and the rows' own values");
+        let b = bytes(m);
+        assert!(b.len() < 33 * m.values.len() + 4 * nnz + 3 * 1024, "{} bytes", b.len());
+        let _ = case::<E2, Sp2>(8);
+    }
+
+    /// A cut, padded or edited byte string of a matrix, a value table without
+    /// 1 and −1, and a shape that is not regular are refused when read.
+    #[test]
+    fn hostile_matrices_are_refused() {
+        let c = case::<E1, Sp1>(20);
+        let good = bytes(&c.vk.matrices);
+        let read = |b: &[u8]| postcard::from_bytes::<Matrices<<E1 as Engine>::Scalar>>(b);
+        assert!(read(&good).is_ok());
+        type Parts = (u64, u64, u64, Vec<<E1 as Engine>::Scalar>, [Raw; 3]);
+        let parts = || -> Parts { postcard::from_bytes(&good).unwrap() };
+        let refused = |p: Parts, what: &str| {
+            let e = read(&bytes(&p)).err().map(|e| e.to_string());
+            assert!(e.is_some(), "{what}: accepted");
+        };
+        let mut p = parts();
+        p.4[0].0.pop();
+        refused(p, "a cut matrix");
+        let mut p = parts();
+        p.4[1].0.push(0);
+        refused(p, "a byte past the last row");
+        let mut p = parts();
+        p.3.swap(0, 1);
+        refused(p, "−1 first");
+        let mut p = parts();
+        p.1 = 3;
+        refused(p, "3 variables");
+        let mut p = parts();
+        p.0 = 1 << 40;
+        refused(p, "2⁴⁰ rows");
+        let mut p = parts();
+        p.2 = p.1;
+        refused(p, "as many inputs as variables");
+        // an entry's value index past the table
+        let mut p = parts();
+        let k = p.4[2].0.iter().position(|b| *b != 0).unwrap();
+        p.4[2].0[k + 2] = 0x7f;
+        refused(p, "a value index past the table");
+        assert!(read(&good[..good.len() - 1]).is_err());
+    }
+}
