@@ -434,23 +434,31 @@ where
         );
         let u1 = derandomize::<E1>(&vk.dk1, &n1, &self.blinds1, &self.r_e1)?;
         let u2 = derandomize::<E2>(&vk.dk2, &n2, &[self.blind2_w], &self.r_e2)?;
-        for (i, s) in self.openings.iter().enumerate() {
-            let k = i + 1;
-            let end = vk.layout1.part_columns(k).end;
-            let comm = E1::CE::derandomize(&vk.dk1, &n1.comm_w[k], &self.blinds1[k]);
-            let (mut tr, point) = second_point::<E1>(&vk.digest, k, &comm, log2(end))?;
-            tr.absorb(b"v", &s.eval);
-            let ee_vk = vk
-                .ee_vk
-                .as_ref()
-                .ok_or_else(|| FoldError::Rejected("a verifying key without the opening's key".into()))?;
-            EE1::verify(ee_vk, &mut tr, &comm, &point, &s.eval, &s.arg)
-                .map_err(|e| FoldError::Rejected(format!("the opening of comm_W{}: {e}", k + 1)))?;
-        }
-        let (r1, r2) = rayon::join(
-            || self.snark1.check(&vk.vk1, &u1),
-            || self.snark2.check(&vk.vk2, &u2),
-        );
+        // the openings of the later parts beside the two SNARKs (each
+        // check is independent of the others' outcome)
+        let openings = || -> Result<()> {
+            for (i, s) in self.openings.iter().enumerate() {
+                let k = i + 1;
+                let end = vk.layout1.part_columns(k).end;
+                let comm = E1::CE::derandomize(&vk.dk1, &n1.comm_w[k], &self.blinds1[k]);
+                let (mut tr, point) = second_point::<E1>(&vk.digest, k, &comm, log2(end))?;
+                tr.absorb(b"v", &s.eval);
+                let ee_vk = vk
+                    .ee_vk
+                    .as_ref()
+                    .ok_or_else(|| FoldError::Rejected("a verifying key without the opening's key".into()))?;
+                EE1::verify(ee_vk, &mut tr, &comm, &point, &s.eval, &s.arg)
+                    .map_err(|e| FoldError::Rejected(format!("the opening of comm_W{}: {e}", k + 1)))?;
+            }
+            Ok(())
+        };
+        let (ro, (r1, r2)) = rayon::join(openings, || {
+            rayon::join(
+                || self.snark1.check(&vk.vk1, &u1),
+                || self.snark2.check(&vk.vk2, &u2),
+            )
+        });
+        ro?;
         r1.map_err(|e| FoldError::Rejected(format!("the primary's SNARK: {e}")))?;
         r2.map_err(|e| FoldError::Rejected(format!("the secondary's SNARK: {e}")))?;
         Ok(())

@@ -433,7 +433,10 @@ impl<'de, F: PrimeField + DeserializeOwned> Deserialize<'de> for Matrices<F> {
             return Err(bad("a value table that does not start with 1 and −1"));
         }
         let width = nv + 1 + ni;
-        let dec = |b: &[u8]| -> std::result::Result<Csr, D::Error> {
+        let values_len = values.len() as u64;
+        // the three matrices decode side by side
+        let dec = |b: &[u8]| -> std::result::Result<Csr, String> {
+            let bad = |what: &str| what.to_string();
             // every row takes at least a byte and every entry two
             if nc as usize > b.len() {
                 return Err(bad("fewer bytes than rows"));
@@ -452,7 +455,7 @@ impl<'de, F: PrimeField + DeserializeOwned> Deserialize<'de> for Matrices<F> {
                     let dc = r.next().ok_or_else(|| bad("truncated"))?;
                     let c = last + unzigzag(dc);
                     let v = r.next().ok_or_else(|| bad("truncated"))?;
-                    if c < 0 || c as u64 >= width || v >= values.len() as u64 {
+                    if c < 0 || c as u64 >= width || v >= values_len {
                         return Err(bad("an entry outside the matrix or the value table"));
                     }
                     cols.push(c as u32);
@@ -467,11 +470,13 @@ impl<'de, F: PrimeField + DeserializeOwned> Deserialize<'de> for Matrices<F> {
             Ok(Csr { starts, cols, vals })
         };
         let [a, b, c] = &abc;
+        let (a, (b, c)) = rayon::join(|| dec(&a.0), || rayon::join(|| dec(&b.0), || dec(&c.0)));
+        let csr = |m: std::result::Result<Csr, String>| m.map_err(|e| bad(&e));
         Ok(Matrices {
             num_cons: nc as usize,
             num_vars: nv as usize,
             num_io: ni as usize,
-            abc: [dec(&a.0)?, dec(&b.0)?, dec(&c.0)?],
+            abc: [csr(a)?, csr(b)?, csr(c)?],
             values,
         })
     }
