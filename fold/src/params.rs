@@ -12,6 +12,7 @@ use crate::step::{ChallengeMode, StepCircuit};
 use ff::{Field, PrimeField, PrimeFieldBits};
 use nova_snark::gadgets::utils::field_switch;
 use nova_snark::r1cs::{CommitmentKeyHint, R1CSShape};
+use nova_snark::traits::commitment::CommitmentEngineTrait;
 use nova_snark::traits::{Engine, ROConstants, ROConstantsCircuit};
 use serde::{Deserialize, Serialize};
 use sha3::{Digest, Sha3_256};
@@ -332,9 +333,22 @@ where
         hint1: &CommitmentKeyHint<E1>,
         hint2: &CommitmentKeyHint<E2>,
     ) -> Result<Self> {
+        Self::setup_with(step, mode, hint1, hint2, |n| Ok(E1::CE::setup(b"ck", n)?))
+    }
+
+    /// Parameters whose primary commitment key `make_ck1` makes, of the
+    /// length the primary's shape and `hint1` need (what nova-snark's
+    /// `R1CSShape::commitment_key` would ask its engine for).
+    pub fn setup_with<C: StepCircuit<E1::Scalar>>(
+        step: &C,
+        mode: ChallengeMode,
+        hint1: &CommitmentKeyHint<E1>,
+        hint2: &CommitmentKeyHint<E2>,
+        make_ck1: impl FnOnce(usize) -> Result<CommitmentKey<E1>>,
+    ) -> Result<Self> {
         let cfg = config(step, mode)?;
         let (s1, layout1, s2) = shapes::<E1, E2, C>(&cfg, step)?;
-        let ck1 = R1CSShape::commitment_key(&[&s1], &[hint1])?;
+        let ck1 = make_ck1(s1.num_cons().max(s1.num_vars()).max(hint1(&s1)))?;
         let ck2 = R1CSShape::commitment_key(&[&s2], &[hint2])?;
         Ok(Self::assemble(cfg, s1, layout1, s2, ck1, ck2))
     }

@@ -165,11 +165,12 @@ pub fn keygen_layout(layout: Arc<Layout>, compression: Compression, setup: Setup
     let (pp, pk, vk, params) = match setup {
         Setup::Dev => {
             let shape = TileCircuit::shape(layout.clone());
-            let pp = PublicParams::setup(
+            let pp = PublicParams::setup_with(
                 &shape,
                 zkstep_circuits::engine::CHALLENGES,
                 &*zkstep_circuits::theta::ck_floor(&layout, compression.dev_ck_floor()),
                 &*Compression::ck_floor_secondary(),
+                crate::devkey::fold_dev_key,
             )
             .map_err(fold_err("public parameters"))?;
             let (pk, vk) =

@@ -161,11 +161,12 @@ pub fn merge_keygen_with(spec: &ModelSpec, layout: MergeLayout) -> Result<MergeK
     let need = layout.powers_needed(spec);
     let floor = compression.dev_ck_floor();
     let floor1: zkstep_circuits::engine::CkFloor<E1> = Box::new(move |s| floor(s).max(need));
-    let pp = PublicParams::setup(
+    let pp = PublicParams::setup_with(
         &MergeCircuit::shape(layout.clone()),
         ChallengeMode::PerRun,
         &*floor1,
         &*Compression::ck_floor_secondary(),
+        crate::devkey::fold_dev_key,
     )
     .map_err(fold_err("public parameters"))?;
     let (pk, vk) = CompressedSnark::setup(&pp, compression).map_err(fold_err("compression keys"))?;
