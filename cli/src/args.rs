@@ -329,8 +329,8 @@ pub struct ProveArgs {
     #[arg(long)]
     pub force: bool,
     /// Do not verify the proof before writing it. By default it is read
-    /// back and verified as `zkstep-verify` would (0.3 s with MicroSpartan
-    /// keys, a few seconds with large Spartan keys), so that a corrupt
+    /// back and verified as `zkstep-verify` would (0.1–0.2 s with Spartan
+    /// keys, 0.3 s with MicroSpartan keys), so that a corrupt
     /// proving key is named instead of leaving a proof no one can verify.
     #[arg(long)]
     pub no_check: bool,
@@ -377,8 +377,8 @@ pub struct RunProving {
     #[arg(long)]
     pub force: bool,
     /// Do not verify the proof before writing it. By default it is read
-    /// back and verified as `zkstep-verify` would (0.3 s with MicroSpartan
-    /// keys, a few seconds with large Spartan keys), so that a corrupt
+    /// back and verified as `zkstep-verify` would (0.1–0.2 s with Spartan
+    /// keys, 0.3 s with MicroSpartan keys), so that a corrupt
     /// proving key is named instead of leaving a proof no one can verify.
     #[arg(long)]
     pub no_check: bool,
