@@ -429,6 +429,14 @@ impl<'de, F: PrimeField + DeserializeOwned> Deserialize<'de> for Matrices<F> {
         if !pow2(nc) || !pow2(nv) || (ni + 1).next_power_of_two() * 2 > nv {
             return Err(bad(&format!("{nc} rows, {nv} variables, {ni} inputs")));
         }
+        // verifying allocates eq tables of nc and 2·nv values: a padded
+        // shape uses at least half its variables, each in an entry of at
+        // least two bytes, so more variables than bytes is no real key (and
+        // must not make the verifier allocate gigabytes)
+        let bytes: u64 = abc.iter().map(|m| m.0.len() as u64).sum();
+        if nv > bytes.max(1 << 10) {
+            return Err(bad(&format!("{nv} variables in {bytes} bytes of matrices")));
+        }
         if values.len() < 2 || values[0] != F::ONE || values[1] != -F::ONE || values.len() > u32::MAX as usize {
             return Err(bad("a value table that does not start with 1 and −1"));
         }
@@ -697,6 +705,9 @@ mod tests {
         let mut p = parts();
         p.0 = 1 << 40;
         refused(p, "2⁴⁰ rows");
+        let mut p = parts();
+        p.1 = 1 << 27;
+        refused(p, "2²⁷ variables in a few kilobytes");
         let mut p = parts();
         p.2 = p.1;
         refused(p, "as many inputs as variables");
