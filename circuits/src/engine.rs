@@ -57,6 +57,8 @@ pub type S2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E2, EE2>;
 pub type PublicParams = zkstep_fold::Params<E1, E2>;
 /// The IVC being built.
 pub type Ivc = zkstep_fold::Ivc<E1, E2>;
+/// The random instances a compression folds in (drawable while folding).
+pub type Masks = zkstep_fold::Masks<E1, E2>;
 
 /// How the step circuit's challenges are drawn: one set for a whole proof,
 /// α and ρ after every fold's first phase (the table is paid once a step,
@@ -208,10 +210,16 @@ impl CompressedSnark {
 
     /// Compress a finished IVC.
     pub fn prove(pp: &PublicParams, pk: &ProverKey, ivc: &Ivc) -> Result<Self, FoldError> {
+        Self::prove_masked(pp, pk, ivc, Masks::draw(pp)?)
+    }
+
+    /// Compress a finished IVC with masks drawn beforehand ([`Masks::draw`],
+    /// e.g. while folding).
+    pub fn prove_masked(pp: &PublicParams, pk: &ProverKey, ivc: &Ivc, masks: Masks) -> Result<Self, FoldError> {
         Ok(match pk {
-            ProverKey::Spartan(pk) => CompressedSnark::Spartan(Box::new(Proof::prove(pp, pk, ivc)?)),
+            ProverKey::Spartan(pk) => CompressedSnark::Spartan(Box::new(Proof::prove_masked(pp, pk, ivc, masks)?)),
             ProverKey::MicroSpartan(pk) => {
-                CompressedSnark::MicroSpartan(Box::new(Proof::prove(pp, pk, ivc)?))
+                CompressedSnark::MicroSpartan(Box::new(Proof::prove_masked(pp, pk, ivc, masks)?))
             }
         })
     }

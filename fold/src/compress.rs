@@ -228,8 +228,10 @@ fn second_point<E: Engine>(
 }
 
 /// The random running instances (and their witnesses) a compression folds
-/// into the IVC's last ones.
-struct Masks<E1: Engine, E2: Engine> {
+/// into the IVC's last ones. They depend on the parameters alone, so a
+/// prover may draw them while it folds ([`Masks::draw`], then
+/// [`CompressedProof::prove_masked`]); each is used once, by value.
+pub struct Masks<E1: Engine, E2: Engine> {
     rand1: RunningInstance<E1>,
     rand1_w: RunningWitness<E1>,
     rand2: RunningInstance<E2>,
@@ -263,21 +265,23 @@ fn open_later_parts<E1: Engine, EE1: EvaluationEngineTrait<E1> + BoundsDegree>(
     Ok(openings)
 }
 
-/// Draw the random instances a compression folds in (step 2 of the
-/// module header), the primary's and the secondary's side by side.
-fn masks<E1, E2>(pp: &Params<E1, E2>) -> Result<Masks<E1, E2>>
+impl<E1, E2> Masks<E1, E2>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
-    let layout2 = plain_layout(pp.shape2.num_vars());
-    let (r1, r2) = rayon::join(
-        || random_instance(&pp.ck1, &pp.shape1, &pp.layout1),
-        || random_instance(&pp.ck2, &pp.shape2, &layout2),
-    );
-    let (rand1, rand1_w) = r1?;
-    let (rand2, rand2_w) = r2?;
-    Ok(Masks { rand1, rand1_w, rand2, rand2_w })
+    /// Draw the random instances a compression folds in (step 2 of the
+    /// module header), the primary's and the secondary's side by side.
+    pub fn draw(pp: &Params<E1, E2>) -> Result<Self> {
+        let layout2 = plain_layout(pp.shape2.num_vars());
+        let (r1, r2) = rayon::join(
+            || random_instance(&pp.ck1, &pp.shape1, &pp.layout1),
+            || random_instance(&pp.ck2, &pp.shape2, &layout2),
+        );
+        let (rand1, rand1_w) = r1?;
+        let (rand2, rand2_w) = r2?;
+        Ok(Masks { rand1, rand1_w, rand2, rand2_w })
+    }
 }
 
 fn log2(m: usize) -> usize {
@@ -298,10 +302,29 @@ where
         pk: &ProverKey<E1, E2, S1, S2, EE1>,
         ivc: &Ivc<E1, E2>,
     ) -> Result<Self> {
+        Self::prove_masked(pp, pk, ivc, Masks::draw(pp)?)
+    }
+
+    /// Compress a finished IVC with masks drawn beforehand under the same
+    /// parameters (fresh ones: a mask used twice would leak the difference
+    /// of two witnesses, which is why it is taken by value).
+    pub fn prove_masked(
+        pp: &Params<E1, E2>,
+        pk: &ProverKey<E1, E2, S1, S2, EE1>,
+        ivc: &Ivc<E1, E2>,
+        masks: Masks<E1, E2>,
+    ) -> Result<Self> {
         if ivc.i == 0 {
             return Err(FoldError::Invalid("an IVC of no folds".into()));
         }
-        let Masks { rand1, rand1_w, rand2, rand2_w } = masks(pp)?;
+        let Masks { rand1, rand1_w, rand2, rand2_w } = masks;
+        if rand1_w.w.len() != pp.shape1.num_vars()
+            || rand1_w.e.len() != pp.shape1.num_cons()
+            || rand2_w.w.len() != pp.shape2.num_vars()
+            || rand2_w.e.len() != pp.shape2.num_cons()
+        {
+            return Err(FoldError::Invalid("masks drawn under other parameters".into()));
+        }
         let (t_last2, f2, f2_w) = nifs::fold(
             &pp.ck2,
             &pp.ro.n2,

@@ -49,7 +49,7 @@ pub mod testing;
 mod forge;
 
 pub use cs::{after_challenges, after_late_challenges, is_after_challenges};
-pub use compress::{BoundsDegree, CompressedProof, ProverKey, VerifierKey};
+pub use compress::{BoundsDegree, CompressedProof, Masks, ProverKey, VerifierKey};
 pub use spartan::Compressor;
 pub use error::{FoldError, Result};
 pub use ivc::{run_challenges, FirstPhase, Ivc, Precommitment, SecondCommitment, SecondPhase};

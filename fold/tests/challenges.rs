@@ -185,8 +185,14 @@ fn a_claim_checked_at_a_second_round_challenge_is_accepted_only_when_true() {
     // z_n = [ρ·Σa, 2]
     let want = vec![ch[0] * F::from(21), F::from(2)];
     assert_eq!(ivc.verify(&pp, 2, &z0).unwrap(), want);
-    let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
+    // the masks drawn beforehand (as the prover does while folding), then used
+    let masks = zkstep_fold::Masks::draw(&pp).unwrap();
+    let proof = Proof::prove_masked(&pp, &pk, &ivc, masks).unwrap();
     proof.verify(&vk, 2, &z0, &want).unwrap();
+    // masks of other parameters (another shape) are refused, not folded in
+    let other = params(&Claim::<F>::new(&[0; 5]), ChallengeMode::PerRunTwice);
+    let wrong = zkstep_fold::Masks::draw(&other).unwrap();
+    assert!(Proof::prove_masked(&pp, &pk, &ivc, wrong).is_err());
     // not another number of folds, nor another z₀, nor another z_n
     assert!(proof.verify(&vk, 3, &z0, &want).is_err());
     assert!(proof.verify(&vk, 2, &[F::ONE, F::ZERO], &want).is_err());
@@ -211,3 +217,4 @@ fn a_step_circuit_with_a_second_round_needs_its_mode() {
     let one_round = Permutation::<F>::new(vec![0; 2], vec![0; 2], false);
     assert!(Params::<E1, E2>::setup(&one_round, ChallengeMode::PerRunTwice, &*S1::ck_floor(), &*S2::ck_floor()).is_err());
 }
+

@@ -5,7 +5,8 @@
 //! - **CPU**: the fastest Pippenger measured on this project's machine for
 //!   the prover's scalars: nova-snark's own `provider::msm::msm`, which sorts
 //!   scalars by bit width (a fold's witness is mostly bits and small signed
-//!   values). This crate sits *under* nova-snark (through the shim), so it
+//!   values), after `dedup` has summed the bases of repeated full-width
+//!   scalars (LogUp's inverses). This crate sits *under* nova-snark (through the shim), so it
 //!   cannot call nova-snark itself: the prover registers that function with
 //!   [`register_cpu`] at start-up. Unregistered, halo2curves' `msm_best`
 //!   (full-width scalars) is used. Why: docs/DEPENDENCIES.md.
@@ -22,6 +23,7 @@ use halo2curves::bn256::{Fr, G1Affine, G1};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
+mod dedup;
 #[cfg(feature = "cuda")]
 mod gpu;
 mod layout;
@@ -184,12 +186,22 @@ pub fn cpu_name() -> &'static str {
     CPU.get().map_or("halo2curves msm_best", |c| c.1)
 }
 
-/// Σ scalars[i]·bases[i] on the CPU (Pippenger, all cores).
+/// Σ scalars[i]·bases[i] on the CPU (Pippenger, all cores), the bases of
+/// repeated full-width scalars summed first (`dedup`).
 pub fn cpu_msm(scalars: &[Fr], bases: &[G1Affine]) -> G1 {
     let n = scalars.len().min(bases.len());
     if n == 0 {
         return G1::default();
     }
+    if let Some((s, b)) = dedup::gathered(&scalars[..n], &bases[..n]) {
+        return backend_msm(&s, &b);
+    }
+    backend_msm(&scalars[..n], &bases[..n])
+}
+
+/// The registered backend (or halo2curves') on equal-length slices.
+fn backend_msm(scalars: &[Fr], bases: &[G1Affine]) -> G1 {
+    let n = scalars.len();
     match CPU.get() {
         Some((f, _)) => f(&scalars[..n], &bases[..n]),
         None => halo2curves::msm::msm_best(&scalars[..n], &bases[..n]),

@@ -643,16 +643,20 @@ fn prove_steps(
     let witness_s = t.elapsed().as_secs_f64();
     let mut seg = Segment { keys, checkpoints, batches, k, anchors, witness_s, fold_s: 0.0 };
     let total = keys.layout.num_folds() * k;
-    let (mut pres, tallies) = seg.commit_first_phases(progress)?;
-    let first = zkstep_fold::run_challenges(&keys.pp, &pres);
-    let rho = *first.get(1).ok_or_else(|| ProverError::Invalid("no ρ drawn".into()))?;
-    seg.commit_second_phases(&mut pres, &tallies, &first, rho, progress)?;
-    let drawn = zkstep_fold::run_challenges(&keys.pp, &pres);
-    let gamma = *drawn.get(2).ok_or_else(|| ProverError::Invalid("no γ drawn".into()))?;
-    let folded = seg.fold_all(&pres, &tallies, drawn, Challenges { rho, gamma }, progress)?;
-    progress(ProveEvent::Compressing);
-    let t = Instant::now();
-    let snark = CompressedSnark::prove(&keys.pp, &keys.pk, &folded.ivc).map_err(fold_err("compression"))?;
+    let (folded, snark, t) = crate::masks::beside(&keys.pp, |masks| {
+        let (mut pres, tallies) = seg.commit_first_phases(progress)?;
+        let first = zkstep_fold::run_challenges(&keys.pp, &pres);
+        let rho = *first.get(1).ok_or_else(|| ProverError::Invalid("no ρ drawn".into()))?;
+        seg.commit_second_phases(&mut pres, &tallies, &first, rho, progress)?;
+        let drawn = zkstep_fold::run_challenges(&keys.pp, &pres);
+        let gamma = *drawn.get(2).ok_or_else(|| ProverError::Invalid("no γ drawn".into()))?;
+        let folded = seg.fold_all(&pres, &tallies, drawn, Challenges { rho, gamma }, progress)?;
+        progress(ProveEvent::Compressing);
+        let t = Instant::now();
+        let snark = CompressedSnark::prove_masked(&keys.pp, &keys.pk, &folded.ivc, masks()?)
+            .map_err(fold_err("compression"))?;
+        Ok((folded, snark, t))
+    })?;
     let (first, first_ch) = folded.head;
     // under KZG points the states hold evaluations at ζ: the statement
     // names the points' commitments, the opening ties the two together

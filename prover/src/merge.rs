@@ -351,127 +351,130 @@ pub fn prove_merge(
     stmt: &MergeStatement,
 ) -> Result<(MergeProof, Timings)> {
     init_msm();
-    let lay = &keys.layout;
-    let pp = &keys.pp;
-    stmt.check(lay).map_err(circuit_err)?;
-    if nodes.len() != lay.nodes {
-        return Err(ProverError::Invalid(format!(
-            "keys for {} nodes, {} given",
-            lay.nodes,
-            nodes.len()
-        )));
-    }
-    // what a proof could only fail on, said before any work (the points,
-    // under KZG keys, are what the opening needs)
-    let t = Instant::now();
-    let all = ordered(nodes, centre, global);
-    let (cs, points) = keys.commitments(&all)?;
-    let points_s = t.elapsed().as_secs_f64();
-    stmt.check_inputs(spec, nodes, centre, global, &cs)
-        .map_err(|e| ProverError::Invalid(format!("merge: {e}")))?;
-    let evaluated = lay.scheme == CommitScheme::Evaluation;
-    let weights = stmt.weights();
-    let inp = MergeInputs {
-        nodes,
-        centre,
-        global,
-        weights: &weights,
-    };
-    let folds = lay.num_folds();
-    let (mut witness_s, mut fold_s) = (0.0, 0.0);
-    let mut build = |f: usize, mult: Option<&[u64]>| {
+    // the compression's masks are drawn beside the folds (crate::masks)
+    crate::masks::beside(&keys.pp, |masks| {
+        let lay = &keys.layout;
+        let pp = &keys.pp;
+        stmt.check(lay).map_err(circuit_err)?;
+        if nodes.len() != lay.nodes {
+            return Err(ProverError::Invalid(format!(
+                "keys for {} nodes, {} given",
+                lay.nodes,
+                nodes.len()
+            )));
+        }
+        // what a proof could only fail on, said before any work (the points,
+        // under KZG keys, are what the opening needs)
         let t = Instant::now();
-        let mut w = MergeWitness::build(lay, spec, &inp, f);
-        if let Some(m) = mult {
-            w.mult = slice_of(lay, m, f);
-        }
-        witness_s += t.elapsed().as_secs_f64();
-        MergeCircuit::fold(lay.clone(), w)
-    };
-    // first pass: commit every fold's first phase, counting the lookups
-    // (under evaluations at a stand-in α: the first phase never reads α, ζ
-    // or the evaluations, only passes them on)
-    let z0 = match evaluated {
-        false => stmt.z0(lay),
-        true => stmt.evaluated_states(lay, Fr::from(0u64), Fr::from(0u64)).0,
-    };
-    let tally = Arc::new(Mutex::new(vec![0u64; lay.table_size()]));
-    let mut pres = Vec::with_capacity(folds);
-    let mut z = z0.clone();
-    let t = Instant::now();
-    pipelined(
-        &mut pres,
-        folds,
-        |_, f| {
-            let c = MergeCircuit {
-                tally: Some(tally.clone()),
-                ..build(f, None)
-            };
-            let (first, next) = Ivc::synthesize_first(pp, &c, &z)
-                .map_err(|e| ProverError::Fold(format!("merge fold {f}: {e}")))?;
-            z = next;
-            Ok(first)
-        },
-        |first| Ivc::commit_first(pp, first),
-        |pres, _, p| {
-            pres.push(p);
-            Ok(())
-        },
-    )?;
-    let counts = tally
-        .lock()
-        .map_err(|_| ProverError::Invalid("the lookup tally was poisoned".into()))?
-        .clone();
-    for (f, p) in pres.iter_mut().enumerate() {
-        let m: Vec<Fr> = slice_of(lay, &counts, f).into_iter().map(Fr::from).collect();
-        p.complete(pp.primary_key(), &m).map_err(fold_err("the multiplicities"))?;
-    }
-    // second pass: fold at α drawn from every commitment
-    let drawn = zkstep_fold::run_challenges(pp, &pres);
-    let alpha = *drawn.first().ok_or_else(|| ProverError::Invalid("no α drawn".into()))?;
-    let z0 = match evaluated {
-        false => z0,
-        true => stmt.evaluated_states(lay, alpha, Fr::from(0u64)).0,
-    };
-    let mut ivc = Ivc::new(pp, &z0, drawn).map_err(fold_err("the first state"))?;
-    for (f, pre) in pres.iter().enumerate() {
-        let c = build(f, Some(&counts));
-        ivc.prove_step(pp, &c, Some(pre))
-            .map_err(|e| ProverError::Fold(format!("merge fold {f}: {e}")))?;
-    }
-    fold_s += t.elapsed().as_secs_f64() - witness_s;
-    // the points (or chains) of the inputs count as the witness's
-    witness_s += points_s;
-    let t = Instant::now();
-    let snark = CompressedSnark::prove(pp, &keys.pk, &ivc).map_err(fold_err("compression"))?;
-    // under KZG points: every point opened at ζ to the evaluations the folds ended at
-    let theta = match evaluated {
-        false => None,
-        true => {
-            let zeta = lay.zeta(alpha, stmt.anchors());
-            let r = zkstep_circuits::theta::combination_r(zeta);
-            let (value, proof) = keys.point_key().open_combined(spec, &all, r, zeta).map_err(ProverError::Invalid)?;
-            if stmt.evaluated_states(lay, alpha, value).1 != ivc.outputs() {
-                return Err(ProverError::Invalid(
-                    "the checkpoints' evaluations at ζ are not the ones the folds proved".into(),
-                ));
+        let all = ordered(nodes, centre, global);
+        let (cs, points) = keys.commitments(&all)?;
+        let points_s = t.elapsed().as_secs_f64();
+        stmt.check_inputs(spec, nodes, centre, global, &cs)
+            .map_err(|e| ProverError::Invalid(format!("merge: {e}")))?;
+        let evaluated = lay.scheme == CommitScheme::Evaluation;
+        let weights = stmt.weights();
+        let inp = MergeInputs {
+            nodes,
+            centre,
+            global,
+            weights: &weights,
+        };
+        let folds = lay.num_folds();
+        let (mut witness_s, mut fold_s) = (0.0, 0.0);
+        let mut build = |f: usize, mult: Option<&[u64]>| {
+            let t = Instant::now();
+            let mut w = MergeWitness::build(lay, spec, &inp, f);
+            if let Some(m) = mult {
+                w.mult = slice_of(lay, m, f);
             }
-            Some(MergeOpening { alpha, points, value, proof })
+            witness_s += t.elapsed().as_secs_f64();
+            MergeCircuit::fold(lay.clone(), w)
+        };
+        // first pass: commit every fold's first phase, counting the lookups
+        // (under evaluations at a stand-in α: the first phase never reads α, ζ
+        // or the evaluations, only passes them on)
+        let z0 = match evaluated {
+            false => stmt.z0(lay),
+            true => stmt.evaluated_states(lay, Fr::from(0u64), Fr::from(0u64)).0,
+        };
+        let tally = Arc::new(Mutex::new(vec![0u64; lay.table_size()]));
+        let mut pres = Vec::with_capacity(folds);
+        let mut z = z0.clone();
+        let t = Instant::now();
+        pipelined(
+            &mut pres,
+            folds,
+            |_, f| {
+                let c = MergeCircuit {
+                    tally: Some(tally.clone()),
+                    ..build(f, None)
+                };
+                let (first, next) = Ivc::synthesize_first(pp, &c, &z)
+                    .map_err(|e| ProverError::Fold(format!("merge fold {f}: {e}")))?;
+                z = next;
+                Ok(first)
+            },
+            |first| Ivc::commit_first(pp, first),
+            |pres, _, p| {
+                pres.push(p);
+                Ok(())
+            },
+        )?;
+        let counts = tally
+            .lock()
+            .map_err(|_| ProverError::Invalid("the lookup tally was poisoned".into()))?
+            .clone();
+        for (f, p) in pres.iter_mut().enumerate() {
+            let m: Vec<Fr> = slice_of(lay, &counts, f).into_iter().map(Fr::from).collect();
+            p.complete(pp.primary_key(), &m).map_err(fold_err("the multiplicities"))?;
         }
-    };
-    let compress_s = t.elapsed().as_secs_f64();
-    Ok((
-        MergeProof {
-            num_folds: folds as u64,
-            snark,
-            theta,
-        },
-        Timings {
-            witness_s,
-            fold_s,
-            compress_s,
-        },
-    ))
+        // second pass: fold at α drawn from every commitment
+        let drawn = zkstep_fold::run_challenges(pp, &pres);
+        let alpha = *drawn.first().ok_or_else(|| ProverError::Invalid("no α drawn".into()))?;
+        let z0 = match evaluated {
+            false => z0,
+            true => stmt.evaluated_states(lay, alpha, Fr::from(0u64)).0,
+        };
+        let mut ivc = Ivc::new(pp, &z0, drawn).map_err(fold_err("the first state"))?;
+        for (f, pre) in pres.iter().enumerate() {
+            let c = build(f, Some(&counts));
+            ivc.prove_step(pp, &c, Some(pre))
+                .map_err(|e| ProverError::Fold(format!("merge fold {f}: {e}")))?;
+        }
+        fold_s += t.elapsed().as_secs_f64() - witness_s;
+        // the points (or chains) of the inputs count as the witness's
+        witness_s += points_s;
+        let t = Instant::now();
+        let snark = CompressedSnark::prove_masked(pp, &keys.pk, &ivc, masks()?).map_err(fold_err("compression"))?;
+        // under KZG points: every point opened at ζ to the evaluations the folds ended at
+        let theta = match evaluated {
+            false => None,
+            true => {
+                let zeta = lay.zeta(alpha, stmt.anchors());
+                let r = zkstep_circuits::theta::combination_r(zeta);
+                let (value, proof) = keys.point_key().open_combined(spec, &all, r, zeta).map_err(ProverError::Invalid)?;
+                if stmt.evaluated_states(lay, alpha, value).1 != ivc.outputs() {
+                    return Err(ProverError::Invalid(
+                        "the checkpoints' evaluations at ζ are not the ones the folds proved".into(),
+                    ));
+                }
+                Some(MergeOpening { alpha, points, value, proof })
+            }
+        };
+        let compress_s = t.elapsed().as_secs_f64();
+        Ok((
+            MergeProof {
+                num_folds: folds as u64,
+                snark,
+                theta,
+            },
+            Timings {
+                witness_s,
+                fold_s,
+                compress_s,
+            },
+        ))
+    })
 }
 
 /// Accept a merge proof for `stmt` (keygen's verifier key), or say why not.
