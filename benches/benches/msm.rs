@@ -8,12 +8,13 @@
 //!
 //! - `nova`: nova-snark's own Pippenger (`provider::msm::msm`), what Nova
 //!   runs without our shim;
-//! - `halo2curves`: `msm_best`, zkstep-msm's CPU backend;
+//! - `halo2curves`: `msm_best`;
+//! - `affine`: zkstep-msm's own batch-affine Pippenger (`affine::msm`), its
+//!   CPU backend;
 //! - `ark-ec`: arkworks 0.5 `VariableBaseMSM` on ark-bn254 (inputs converted
 //!   beforehand, so this is its best case);
 //! - `zkstep-msm-shim`: the entry point Nova reaches through the blitzar
-//!   shim (backend `cpu`, nova's MSM registered as in the prover), including
-//!   the shim's byte → field conversion.
+//!   shim (backend `cpu`), including the shim's byte → field conversion.
 #![allow(missing_docs)]
 
 use ark_ec::{CurveGroup, VariableBaseMSM};
@@ -58,8 +59,8 @@ fn witness_like(n: usize, rng: &mut rand_chacha::ChaCha20Rng) -> Vec<Fr> {
         .collect()
 }
 
-/// The two CPU candidates that take halo2curves types, on one input.
-fn nova_and_halo2curves(
+/// The three CPU candidates that take halo2curves types, on one input.
+fn cpu_candidates(
     g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     scalars: &[Fr],
     bases: &[G1Affine],
@@ -72,6 +73,9 @@ fn nova_and_halo2curves(
     g.bench_with_input(BenchmarkId::new("halo2curves", n), &n, |b, _| {
         b.iter(|| black_box(halo2curves::msm::msm_best(scalars, bases)))
     });
+    g.bench_with_input(BenchmarkId::new("affine", n), &n, |b, _| {
+        b.iter(|| black_box(zkstep_msm::affine::msm(scalars, bases)))
+    });
 }
 
 fn bench_witness(c: &mut Criterion) {
@@ -82,7 +86,7 @@ fn bench_witness(c: &mut Criterion) {
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(100 + log as u64);
         let scalars = witness_like(n, &mut rng);
         let bases = zkstep_msm::sequential_bases(n);
-        nova_and_halo2curves(&mut g, &scalars, &bases);
+        cpu_candidates(&mut g, &scalars, &bases);
     }
     g.finish();
 }
@@ -95,7 +99,7 @@ fn bench_msm(c: &mut Criterion) {
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(log as u64);
         let scalars: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
         let bases = zkstep_msm::sequential_bases(n);
-        nova_and_halo2curves(&mut g, &scalars, &bases);
+        cpu_candidates(&mut g, &scalars, &bases);
         let a_s: Vec<ark_bn254::Fr> = scalars.iter().map(ark_scalar).collect();
         let a_b: Vec<ark_bn254::G1Affine> = bases.iter().map(ark_point).collect();
         // same answer, or the comparison means nothing
@@ -110,7 +114,6 @@ fn bench_msm(c: &mut Criterion) {
             b.iter(|| black_box(ark_bn254::G1Projective::msm(&a_b, &a_s)))
         });
         let bytes: Vec<[u8; 32]> = scalars.iter().map(|s| s.to_bytes()).collect();
-        zkstep_prover::ivc::init_msm();
         g.bench_with_input(BenchmarkId::new("zkstep-msm-shim", n), &n, |b, _| {
             b.iter(|| {
                 let mut out = [halo2curves::bn256::G1::default()];

@@ -19,9 +19,13 @@
 //! key and proof files do not change.
 
 use nova_snark::errors::NovaError;
-use nova_snark::provider::ipa_pc::{self, InnerProductArgument};
+use nova_snark::provider::ipa_pc::InnerProductArgument;
 use nova_snark::provider::pedersen::{Commitment, CommitmentEngine, CommitmentKey, CommitmentKeyExtTrait};
-use nova_snark::provider::traits::DlogGroupExt;
+use nova_snark::provider::traits::{DlogGroup, DlogGroupExt};
+use halo2curves::CurveAffine;
+use group::prime::PrimeCurveAffine;
+use group::Group;
+use nova_snark::traits::commitment::CommitmentTrait;
 use nova_snark::spartan::polys::eq::EqPolynomial;
 use nova_snark::traits::commitment::{CommitmentEngineTrait, Len};
 use nova_snark::traits::evaluation::EvaluationEngineTrait;
@@ -68,8 +72,21 @@ where
     }
 }
 
+/// The verifier's key, written as nova-snark's `ipa_pc::VerifierKey` is
+/// (its fields are private): the commitment key and the one-point key of
+/// the inner product.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct VerifierKey<E: Engine<CE = CommitmentEngine<E>>>
+where
+    E::GE: DlogGroupExt,
+{
+    ck_v: CommitmentKey<E>,
+    ck_s: CommitmentKey<E>,
+}
+
 /// The argument's parts in `InnerProductArgument`'s serde order.
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 #[serde(bound = "")]
 struct Parts<E: Engine<CE = CommitmentEngine<E>>>
 where
@@ -129,16 +146,20 @@ where
     E: Engine<CE = CommitmentEngine<E>>,
     E::GE: DlogGroupExt,
     CommitmentKey<E>: CommitmentKeyExtTrait<E>,
+    <E::GE as DlogGroup>::AffineGroupElement: CurveAffine<ScalarExt = E::Scalar, Base = E::Base>,
 {
     type ProverKey = ProverKey<E>;
-    type VerifierKey = <ipa_pc::EvaluationEngine<E> as EvaluationEngineTrait<E>>::VerifierKey;
+    type VerifierKey = VerifierKey<E>;
     type EvaluationArgument = InnerProductArgument<E>;
 
     fn setup(ck: &CommitmentKey<E>) -> Result<(Self::ProverKey, Self::VerifierKey), NovaError> {
-        let (_, vk) = ipa_pc::EvaluationEngine::<E>::setup(ck)?;
         // the same derivation as nova-snark's setup (`same_proof_as_nova_snark`
         // compares the serialised keys)
         let ck_s = E::CE::setup(b"ipa", 1)?;
+        let vk = VerifierKey {
+            ck_v: ck.clone(),
+            ck_s: ck_s.clone(),
+        };
         Ok((ProverKey { ck_s }, vk))
     }
 
@@ -198,6 +219,12 @@ where
         postcard::from_bytes(&bytes).map_err(|_| NovaError::InternalError)
     }
 
+    /// nova-snark's IPA verification (`ipa_pc`: the same transcript, the
+    /// same equation), with its two MSMs and the key's scaling joined into
+    /// one, Σ = 0, on zkstep-msm's affine Pippenger:
+    /// Σ rᵢ²·Lᵢ + Σ rᵢ⁻²·Rᵢ + C + (v − â·b̂)·r·H − â·Σ sⱼ·Gⱼ = O,
+    /// which is nova-snark's P̂ = â·Ĝ + â·b̂·(r·H) rearranged (P = C + v·r·H,
+    /// Ĝ = Σ sⱼ·Gⱼ). `agrees_with_nova_snark` checks both on edited proofs.
     fn verify(
         vk: &Self::VerifierKey,
         transcript: &mut E::TE,
@@ -206,13 +233,76 @@ where
         eval: &E::Scalar,
         arg: &Self::EvaluationArgument,
     ) -> Result<(), NovaError> {
-        ipa_pc::EvaluationEngine::<E>::verify(vk, transcript, comm, point, eval, arg)
+        let bytes = postcard::to_stdvec(arg).map_err(|_| NovaError::InternalError)?;
+        let p: Parts<E> = postcard::from_bytes(&bytes).map_err(|_| NovaError::InvalidInputLength)?;
+        let rounds = p.l_vec.len();
+        let n = 1usize << point.len().min(31);
+        let gens = vk.ck_v.generators();
+        transcript.dom_sep(b"IPA");
+        if point.len() >= 32 || n != (1 << rounds) || rounds != p.r_vec.len() || gens.len() < n {
+            return Err(NovaError::InvalidInputLength);
+        }
+        transcript.absorb(b"U", &Instance::<E> { comm, eval });
+        let r = transcript.squeeze(b"r")?;
+        let mut rs = Vec::with_capacity(rounds);
+        for (l, rr) in p.l_vec.iter().zip(&p.r_vec) {
+            transcript.absorb(b"L", l);
+            transcript.absorb(b"R", rr);
+            rs.push(transcript.squeeze(b"r")?);
+        }
+        let r_inv = rs
+            .iter()
+            .map(|x| Option::<E::Scalar>::from(x.invert()).ok_or(NovaError::InvalidInputLength))
+            .collect::<Result<Vec<_>, _>>()?;
+        let r_sq: Vec<E::Scalar> = rs.iter().map(|x| x.square()).collect();
+        let r_inv_sq: Vec<E::Scalar> = r_inv.iter().map(|x| x.square()).collect();
+        // s: the weights of the folded generator (nova-snark's tensor order)
+        let mut s = vec![E::Scalar::ZERO; n];
+        s[0] = r_inv.iter().product();
+        for i in 1..n {
+            let pos = (usize::BITS - 1 - i.leading_zeros()) as usize;
+            s[i] = s[i - (1 << pos)] * r_sq[(rounds - 1) - pos];
+        }
+        let b = EqPolynomial::new(point.to_vec()).evals();
+        let b_hat = inner_product(&b, &s);
+        let h = vk.ck_s.generators().first().ok_or(NovaError::InvalidInputLength)?;
+        let mut points: Vec<<E::GE as DlogGroup>::AffineGroupElement> = gens[..n].to_vec();
+        let mut scalars: Vec<E::Scalar> = s.par_iter().map(|x| -(p.a_hat * x)).collect();
+        for (c, k) in p.l_vec.iter().zip(&r_sq).chain(p.r_vec.iter().zip(&r_inv_sq)).chain([(comm, &E::Scalar::ONE)]) {
+            points.push(affine::<E>(c)?);
+            scalars.push(*k);
+        }
+        points.push(*h);
+        scalars.push((*eval - p.a_hat * b_hat) * r);
+        if bool::from(zkstep_msm::affine::msm(&scalars, &points).is_identity()) {
+            Ok(())
+        } else {
+            Err(NovaError::InvalidPCS)
+        }
     }
+}
+
+/// The affine points of a commitment key (halo2curves' for zkstep's engines).
+pub type Affine<E> = <<E as Engine>::GE as DlogGroup>::AffineGroupElement;
+
+/// A commitment as an affine point (the identity included).
+fn affine<E>(c: &Commitment<E>) -> Result<<E::GE as DlogGroup>::AffineGroupElement, NovaError>
+where
+    E: Engine<CE = CommitmentEngine<E>>,
+    E::GE: DlogGroupExt,
+    <E::GE as DlogGroup>::AffineGroupElement: CurveAffine<ScalarExt = E::Scalar, Base = E::Base>,
+{
+    let (x, y, inf) = c.to_coordinates();
+    if inf {
+        return Ok(<<E::GE as DlogGroup>::AffineGroupElement as PrimeCurveAffine>::identity());
+    }
+    Option::from(<E::GE as DlogGroup>::AffineGroupElement::from_xy(x, y)).ok_or(NovaError::InvalidPCS)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nova_snark::provider::ipa_pc;
     use nova_snark::provider::GrumpkinEngine as E;
     use nova_snark::spartan::polys::multilinear::MultilinearPolynomial;
     use rand::rngs::OsRng;
@@ -236,12 +326,42 @@ mod tests {
         let theirs = ipa_pc::EvaluationEngine::<E>::prove(&ck, &pk_n, &mut tr(), &comm, &poly, &point, &eval).unwrap();
         let ours = FastIpa::<E>::prove(&ck, &pk, &mut tr(), &comm, &poly, &point, &eval).unwrap();
         assert_eq!(postcard::to_stdvec(&ours).unwrap(), postcard::to_stdvec(&theirs).unwrap(), "k = {k}");
-        FastIpa::<E>::verify(&vk, &mut tr(), &comm, &point, &eval, &ours).unwrap();
+        // our verifier and nova-snark's decide alike, on the honest
+        // argument and on edited ones
+        let decide = |comm: &Commitment<E>, point: &[F], eval: &F, arg: &InnerProductArgument<E>| {
+            let a = FastIpa::<E>::verify(&vk_ours, &mut tr(), comm, point, eval, arg).is_ok();
+            let b = ipa_pc::EvaluationEngine::<E>::verify(&vk, &mut tr(), comm, point, eval, arg).is_ok();
+            assert_eq!(a, b, "k = {k}: the two verifiers disagree");
+            a
+        };
+        assert!(decide(&comm, &point, &eval, &ours));
         let wrong = eval + F::ONE;
-        assert!(FastIpa::<E>::verify(&vk, &mut tr(), &comm, &point, &wrong, &ours).is_err());
+        assert!(!decide(&comm, &point, &wrong, &ours));
         // a claim proven for another value is not a proof of this one
         let forged = FastIpa::<E>::prove(&ck, &pk, &mut tr(), &comm, &poly, &point, &wrong).unwrap();
-        assert!(FastIpa::<E>::verify(&vk, &mut tr(), &comm, &point, &wrong, &forged).is_err());
+        assert!(!decide(&comm, &point, &wrong, &forged));
+        // another commitment, another point
+        let other = <E as Engine>::CE::commit(&ck, &poly[1..], &F::ZERO);
+        assert!(!decide(&other, &point, &eval, &ours));
+        let mut moved = point.clone();
+        moved[0] += F::ONE;
+        assert!(!decide(&comm, &moved, &eval, &ours));
+        // edited parts: â, an L, L and R swapped
+        let parts: Parts<E> = postcard::from_bytes(&postcard::to_stdvec(&ours).unwrap()).unwrap();
+        let rebuild = |p: &Parts<E>| -> InnerProductArgument<E> { postcard::from_bytes(&postcard::to_stdvec(p).unwrap()).unwrap() };
+        let mut p = Parts::<E> { l_vec: parts.l_vec.clone(), r_vec: parts.r_vec.clone(), a_hat: parts.a_hat + F::ONE };
+        assert!(!decide(&comm, &point, &eval, &rebuild(&p)));
+        p.a_hat = parts.a_hat;
+        p.l_vec[0] = p.l_vec[0] + comm;
+        assert!(!decide(&comm, &point, &eval, &rebuild(&p)));
+        p.l_vec = parts.r_vec.clone();
+        p.r_vec = parts.l_vec.clone();
+        assert!(!decide(&comm, &point, &eval, &rebuild(&p)));
+        // one round short
+        p.l_vec = parts.l_vec[1..].to_vec();
+        p.r_vec = parts.r_vec[1..].to_vec();
+        assert!(!decide(&comm, &point, &eval, &rebuild(&p)));
+        assert!(decide(&comm, &point, &eval, &rebuild(&parts)));
     }
 
     #[test]

@@ -155,6 +155,7 @@ where
     E: Engine<CE = Pedersen<E>>,
     E::GE: DlogGroupExt,
     CommitmentKey<E>: CommitmentKeyExtTrait<E>,
+    crate::ipa::Affine<E>: halo2curves::CurveAffine<ScalarExt = E::Scalar, Base = E::Base>,
 {
     type Stored = StoredKey<E>;
     fn store(ck: &CommitmentKey<E>, _: &Self::VerifierKey) -> Self::Stored {

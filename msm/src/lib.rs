@@ -2,14 +2,13 @@
 //! operation that dominates the prover.
 //!
 //! Two backends behind one entry point, [`msm`]:
-//! - **CPU**: the fastest Pippenger measured on this project's machine for
-//!   the prover's scalars: nova-snark's own `provider::msm::msm`, which sorts
-//!   scalars by bit width (a fold's witness is mostly bits and small signed
-//!   values), after `dedup` has summed the bases of repeated full-width
-//!   scalars (LogUp's inverses). This crate sits *under* nova-snark (through the shim), so it
-//!   cannot call nova-snark itself: the prover registers that function with
-//!   [`register_cpu`] at start-up. Unregistered, halo2curves' `msm_best`
-//!   (full-width scalars) is used. Why: docs/DEPENDENCIES.md.
+//! - **CPU**: [`affine::msm`], a Pippenger whose bucket additions are all
+//!   affine with one inversion a round, scalars grouped by width (a fold's
+//!   witness is mostly bits and small signed values), after `dedup` has
+//!   summed the bases of repeated full-width scalars (LogUp's inverses).
+//!   The fastest measured on this project's machine, against nova-snark's
+//!   and halo2curves' Pippengers: docs/DEPENDENCIES.md. It is generic over
+//!   halo2curves' curves, so the verifier's Grumpkin IPA uses it too.
 //! - **GPU** (cargo feature `cuda`): sppark's CUDA Pippenger over BN254,
 //!   compiled by nvcc from `cuda/msm.cu`. Without a device it reports so once
 //!   and every MSM runs on the CPU.
@@ -21,8 +20,8 @@
 
 use halo2curves::bn256::{Fr, G1Affine, G1};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::OnceLock;
 
+pub mod affine;
 mod dedup;
 #[cfg(feature = "cuda")]
 mod gpu;
@@ -170,20 +169,9 @@ pub fn msm(scalars: &[Fr], bases: &[G1Affine]) -> G1 {
     cpu_msm(scalars, bases)
 }
 
-/// A CPU MSM over equal-length slices.
-pub type CpuMsm = fn(&[Fr], &[G1Affine]) -> G1;
-
-static CPU: OnceLock<(CpuMsm, &'static str)> = OnceLock::new();
-
-/// Use `f` (named `name`) as the CPU backend from now on; the first
-/// registration wins. The prover registers nova-snark's own MSM.
-pub fn register_cpu(f: CpuMsm, name: &'static str) {
-    let _ = CPU.set((f, name));
-}
-
 /// Name of the CPU backend in use.
 pub fn cpu_name() -> &'static str {
-    CPU.get().map_or("halo2curves msm_best", |c| c.1)
+    "zkstep-msm affine Pippenger"
 }
 
 /// Σ scalars[i]·bases[i] on the CPU (Pippenger, all cores), the bases of
@@ -194,18 +182,9 @@ pub fn cpu_msm(scalars: &[Fr], bases: &[G1Affine]) -> G1 {
         return G1::default();
     }
     if let Some((s, b)) = dedup::gathered(&scalars[..n], &bases[..n]) {
-        return backend_msm(&s, &b);
+        return affine::msm(&s, &b);
     }
-    backend_msm(&scalars[..n], &bases[..n])
-}
-
-/// The registered backend (or halo2curves') on equal-length slices.
-fn backend_msm(scalars: &[Fr], bases: &[G1Affine]) -> G1 {
-    let n = scalars.len();
-    match CPU.get() {
-        Some((f, _)) => f(&scalars[..n], &bases[..n]),
-        None => halo2curves::msm::msm_best(&scalars[..n], &bases[..n]),
-    }
+    affine::msm(&scalars[..n], &bases[..n])
 }
 
 /// Σ scalars[i]·bases[i] on the GPU; an error without one (no CPU fallback,

@@ -124,15 +124,6 @@ fn fold_err(what: &str) -> impl Fn(FoldError) -> ProverError + '_ {
     move |e| ProverError::Fold(format!("{what}: {e}"))
 }
 
-/// Route zkstep-msm's CPU backend to nova-snark's own MSM (bit-width aware,
-/// the fastest measured for a fold's scalars). Idempotent.
-pub fn init_msm() {
-    zkstep_msm::register_cpu(
-        nova_snark::provider::msm::msm::<halo2curves::bn256::G1Affine>,
-        "nova-snark provider::msm",
-    );
-}
-
 /// Make keys for a spec, with the default compression for its fold
 /// ([`zkstep_circuits::sizing::compression_for`]).
 pub fn keygen(spec: &ModelSpec, rows: Option<usize>, budget: usize, setup: Setup) -> Result<Keys> {
@@ -149,7 +140,6 @@ pub fn keygen_with(
     scheme: CommitScheme,
     setup: Setup,
 ) -> Result<Keys> {
-    init_msm();
     let layout = Arc::new(zkstep_circuits::sizing::layout_for_as(spec, rows, budget, compression, scheme)?);
     let compression = match compression {
         Some(c) => c,
@@ -161,7 +151,6 @@ pub fn keygen_with(
 /// Make keys for a layout chosen by the caller (its rows, segments and
 /// commitment scheme) and a compression.
 pub fn keygen_layout(layout: Arc<Layout>, compression: Compression, setup: Setup) -> Result<Keys> {
-    init_msm();
     let (pp, pk, vk, params) = match setup {
         Setup::Dev => {
             let shape = TileCircuit::shape(layout.clone());
@@ -316,7 +305,6 @@ pub fn write_keys_as(dir: &Path, keys: &Keys, replace: bool) -> Result<()> {
 
 /// Read a proving key file (the verifying key is derived from it when asked for).
 pub fn read_proving_key(path: &Path) -> Result<Keys> {
-    init_msm();
     let bad = |m: String| ProverError::Invalid(format!("{}: {m}", path.display()));
     // another kind of file (a verifying key, a proof, not a zkstep file) is
     // refused by its header before the whole of it is read
@@ -635,7 +623,6 @@ fn prove_steps(
     batches: &[Batch],
     progress: &mut dyn FnMut(ProveEvent),
 ) -> Result<(SegmentPayload, Timings, Statement)> {
-    init_msm();
     let k = segment_len(checkpoints, batches)?;
     let t = Instant::now();
     let points = anchor_points(keys, [&checkpoints[0], &checkpoints[k]])?;

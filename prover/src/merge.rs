@@ -13,7 +13,7 @@
 //! the proof opens every point there to the last state's evaluations.
 
 use crate::error::{ProverError, Result};
-use crate::ivc::{init_msm, pipelined, Timings};
+use crate::ivc::{pipelined, Timings};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -155,7 +155,6 @@ pub fn merge_keygen_as(spec: &ModelSpec, nodes: usize, budget: usize, scheme: Co
 /// layout's scheme is `Evaluation`: the commitment key then holds at least
 /// a checkpoint's powers).
 pub fn merge_keygen_with(spec: &ModelSpec, layout: MergeLayout) -> Result<MergeKeys> {
-    init_msm();
     let layout = Arc::new(layout);
     let compression = Compression::Spartan;
     let need = layout.powers_needed(spec);
@@ -265,7 +264,6 @@ pub fn write_merge_keys(dir: &Path, keys: &MergeKeys, replace: bool) -> Result<(
 
 /// Read a merge proving key file.
 pub fn read_merge_proving_key(path: &Path) -> Result<MergeKeys> {
-    init_msm();
     let bad = |m: String| ProverError::Invalid(format!("{}: {m}", path.display()));
     let head = peek(path, files::MAGIC.len() + 1, Input::ProvingKey)?;
     if let Err(e @ (FileError::Kind { .. } | FileError::Magic)) = files::open(&head, FileKind::MergeProvingKey) {
@@ -350,7 +348,6 @@ pub fn prove_merge(
     global: &Checkpoint,
     stmt: &MergeStatement,
 ) -> Result<(MergeProof, Timings)> {
-    init_msm();
     // the compression's masks are drawn beside the folds (crate::masks)
     crate::masks::beside(&keys.pp, |masks| {
         let lay = &keys.layout;

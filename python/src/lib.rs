@@ -1072,7 +1072,6 @@ impl RunWriter {
 /// The module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    ivc::init_msm();
     m.add_class::<Spec>()?;
     m.add_class::<Checkpoint>()?;
     m.add_class::<Batch>()?;
