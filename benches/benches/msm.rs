@@ -9,8 +9,8 @@
 //! - `nova`: nova-snark's own Pippenger (`provider::msm::msm`), what Nova
 //!   runs without our shim;
 //! - `halo2curves`: `msm_best`;
-//! - `affine`: zkstep-msm's own batch-affine Pippenger (`affine::msm`), its
-//!   CPU backend;
+//! - `affine`: zkstep's own batch-affine Pippenger (`zkstep_pippenger::msm`),
+//!   zkstep-msm's CPU backend;
 //! - `ark-ec`: arkworks 0.5 `VariableBaseMSM` on ark-bn254 (inputs converted
 //!   beforehand, so this is its best case);
 //! - `zkstep-msm-shim`: the entry point Nova reaches through the blitzar
@@ -74,7 +74,7 @@ fn cpu_candidates(
         b.iter(|| black_box(halo2curves::msm::msm_best(scalars, bases)))
     });
     g.bench_with_input(BenchmarkId::new("affine", n), &n, |b, _| {
-        b.iter(|| black_box(zkstep_msm::affine::msm(scalars, bases)))
+        b.iter(|| black_box(zkstep_pippenger::msm(scalars, bases)))
     });
 }
 

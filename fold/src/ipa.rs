@@ -221,7 +221,7 @@ where
 
     /// nova-snark's IPA verification (`ipa_pc`: the same transcript, the
     /// same equation), with its two MSMs and the key's scaling joined into
-    /// one, Σ = 0, on zkstep-msm's affine Pippenger:
+    /// one, Σ = 0, on zkstep-pippenger's affine Pippenger:
     /// Σ rᵢ²·Lᵢ + Σ rᵢ⁻²·Rᵢ + C + (v − â·b̂)·r·H − â·Σ sⱼ·Gⱼ = O,
     /// which is nova-snark's P̂ = â·Ĝ + â·b̂·(r·H) rearranged (P = C + v·r·H,
     /// Ĝ = Σ sⱼ·Gⱼ). `agrees_with_nova_snark` checks both on edited proofs.
@@ -274,7 +274,7 @@ where
         }
         points.push(*h);
         scalars.push((*eval - p.a_hat * b_hat) * r);
-        if bool::from(zkstep_msm::affine::msm(&scalars, &points).is_identity()) {
+        if bool::from(zkstep_pippenger::msm(&scalars, &points).is_identity()) {
             Ok(())
         } else {
             Err(NovaError::InvalidPCS)

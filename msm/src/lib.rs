@@ -2,13 +2,14 @@
 //! operation that dominates the prover.
 //!
 //! Two backends behind one entry point, [`msm`]:
-//! - **CPU**: [`affine::msm`], a Pippenger whose bucket additions are all
+//! - **CPU**: `zkstep_pippenger::msm`, a Pippenger whose bucket additions are all
 //!   affine with one inversion a round, scalars grouped by width (a fold's
 //!   witness is mostly bits and small signed values), after `dedup` has
 //!   summed the bases of repeated full-width scalars (LogUp's inverses).
 //!   The fastest measured on this project's machine, against nova-snark's
-//!   and halo2curves' Pippengers: docs/DEPENDENCIES.md. It is generic over
-//!   halo2curves' curves, so the verifier's Grumpkin IPA uses it too.
+//!   and halo2curves' Pippengers: docs/DEPENDENCIES.md. It is a crate of
+//!   its own (no GPU code), generic over halo2curves' curves, so the
+//!   verifier's Grumpkin IPA uses it too.
 //! - **GPU** (cargo feature `cuda`): sppark's CUDA Pippenger over BN254,
 //!   compiled by nvcc from `cuda/msm.cu`. Without a device it reports so once
 //!   and every MSM runs on the CPU.
@@ -21,7 +22,6 @@
 use halo2curves::bn256::{Fr, G1Affine, G1};
 use std::sync::atomic::{AtomicU8, Ordering};
 
-pub mod affine;
 mod dedup;
 #[cfg(feature = "cuda")]
 mod gpu;
@@ -182,9 +182,9 @@ pub fn cpu_msm(scalars: &[Fr], bases: &[G1Affine]) -> G1 {
         return G1::default();
     }
     if let Some((s, b)) = dedup::gathered(&scalars[..n], &bases[..n]) {
-        return affine::msm(&s, &b);
+        return zkstep_pippenger::msm(&s, &b);
     }
-    affine::msm(&scalars[..n], &bases[..n])
+    zkstep_pippenger::msm(&scalars[..n], &bases[..n])
 }
 
 /// Σ scalars[i]·bases[i] on the GPU; an error without one (no CPU fallback,
