@@ -299,6 +299,8 @@ struct Scratch<F> {
     len: Vec<u32>,
     fill: Vec<u32>,
     pairs: Vec<(u32, Kind)>,
+    /// per pair: the slope's numerator and denominator
+    num: Vec<F>,
     den: Vec<F>,
     prefix: Vec<F>,
 }
@@ -312,6 +314,7 @@ impl<F> Default for Scratch<F> {
             len: Vec::new(),
             fill: Vec::new(),
             pairs: Vec::new(),
+            num: Vec::new(),
             den: Vec::new(),
             prefix: Vec::new(),
         }
@@ -326,12 +329,14 @@ fn reduce_buckets<F: Field>(sc: &mut Scratch<F>) {
         start,
         len,
         pairs,
+        num,
         den,
         prefix,
         ..
     } = sc;
     loop {
         pairs.clear();
+        num.clear();
         den.clear();
         for (j, l) in len.iter().enumerate() {
             let s = start[j];
@@ -341,13 +346,17 @@ fn reduce_buckets<F: Field>(sc: &mut Scratch<F>) {
                 let dx = x2 - x1;
                 if !bool::from(dx.is_zero()) {
                     pairs.push((i as u32, Kind::Add));
+                    num.push(y2 - y1);
                     den.push(dx);
                 } else if y1 == y2 && !bool::from(y1.is_zero()) {
                     pairs.push((i as u32, Kind::Double));
+                    let xx = x1.square();
+                    num.push(xx + xx.double());
                     den.push(y1.double());
                 } else {
                     // P + (−P) (or a point of order two): the identity
                     pairs.push((i as u32, Kind::Cancel));
+                    num.push(F::ZERO);
                     den.push(F::ONE);
                 }
             }
@@ -356,6 +365,11 @@ fn reduce_buckets<F: Field>(sc: &mut Scratch<F>) {
             return;
         }
         invert_all(den, prefix);
+        // the slopes, each independent of the others (a short loop the
+        // processor overlaps)
+        for (d, n) in den.iter_mut().zip(num.iter()) {
+            *d *= n;
+        }
         // results compacted to the front of each bucket; an odd last point follows
         let mut p = 0;
         for (j, l) in len.iter_mut().enumerate() {
@@ -364,18 +378,12 @@ fn reduce_buckets<F: Field>(sc: &mut Scratch<F>) {
             for _ in 0..*l / 2 {
                 let (i, kind) = pairs[p];
                 let i = i as usize;
-                let ([x1, y1], [x2, y2]) = (xy[i], xy[i + 1]);
-                let lambda = match kind {
-                    Kind::Add => (y2 - y1) * den[p],
-                    Kind::Double => {
-                        let xx = x1.square();
-                        (xx + xx.double()) * den[p]
-                    }
-                    Kind::Cancel => {
-                        p += 1;
-                        continue;
-                    }
-                };
+                let ([x1, y1], [x2, _]) = (xy[i], xy[i + 1]);
+                if let Kind::Cancel = kind {
+                    p += 1;
+                    continue;
+                }
+                let lambda = den[p];
                 let x3 = lambda.square() - x1 - x2;
                 let y3 = lambda * (x1 - x3) - y1;
                 xy[out] = [x3, y3];
