@@ -10,13 +10,15 @@
 //! took 99 ms on one core there (≈ 220 ns an addition).
 //!
 //! How: scalars are grouped by width (1, 8, 16, 32, 64 bits after taking
-//! the shorter of s and −s, or full), each group split into signed windows
-//! of c bits (c from a cost model per group). One task is a (window, chunk
-//! of points) pair: it sorts the chunk's points into buckets by digit, then
-//! adds each bucket's points pairwise, every pair of every bucket in one
-//! round with one inversion, until each bucket holds one point; the buckets
-//! are then summed as Σ b·S_b with running sums. Tasks run in parallel;
-//! each group's windows are joined by doublings.
+//! the shorter of s and −s, or full), each group split into signed (Booth)
+//! windows of c bits (c from a cost model per group). One task is a
+//! (window, chunk of points) pair: a slice of 2¹⁵ points at a time, it
+//! sorts the points into buckets by digit (each bucket's sum so far
+//! first), then adds each bucket's points pairwise, every pair of every
+//! bucket in one round with one inversion (the slopes in a short loop of
+//! their own), until each bucket holds one point; the buckets are then
+//! summed as Σ b·S_b with running sums. Tasks run in parallel; each
+//! group's windows are joined by doublings.
 //!
 //! Exact for every input (zero scalars, the identity, equal or opposite
 //! points in a bucket: doubled or cancelled); tested against halo2curves'
@@ -37,6 +39,11 @@ const MAX_CHUNK: usize = 1 << 20;
 pub fn msm<C: CurveAffine>(scalars: &[C::Scalar], bases: &[C]) -> C::Curve {
     let n = scalars.len().min(bases.len());
     let (scalars, bases) = (&scalars[..n], &bases[..n]);
+    // points are indexed by u32 below: larger inputs go in halves
+    if n > u32::MAX as usize {
+        let h = n / 2;
+        return msm(&scalars[..h], &bases[..h]) + msm(&scalars[h..], &bases[h..]);
+    }
     // classify: (group, index, negated, limbs)
     let entries: Vec<(u8, u32, bool, [u64; 4])> = scalars
         .par_iter()
