@@ -1,4 +1,4 @@
-//! The secondary's evaluation argument with a faster prover.
+//! The secondary's evaluation argument with a faster prover and verifier.
 //!
 //! nova-snark's IPA (`provider::ipa_pc`) folds its commitment key in every
 //! round, `G'ᵢ = r⁻¹·Gᵢ + r·G_{i+m/2}`: two full scalar multiplications per
@@ -10,13 +10,16 @@
 //! MSM each over the original generators, with `aₖ·wₜ` as the scalars
 //! (Pippenger, no per-point doublings).
 //!
-//! Only the prover is ours. The argument it returns is nova-snark's
-//! `InnerProductArgument` with the very group elements nova-snark's prover
-//! computes (same transcript, same L, R and â: `same_proof_as_nova_snark`
-//! checks it byte for byte), and [`FastIpa::verify`] is nova-snark's
-//! verifier, so soundness is exactly that of `ipa_pc`. The keys are
-//! nova-snark's (the prover key is re-derived, serialised the same way), so
-//! key and proof files do not change.
+//! The argument the prover returns is nova-snark's `InnerProductArgument`
+//! with the very group elements nova-snark's prover computes (same
+//! transcript, same L, R and â: `same_proof_as_nova_snark` checks it byte
+//! for byte). [`FastIpa::verify`] checks nova-snark's equation with the
+//! same transcript, its two MSMs and the key's scaling joined into one
+//! check Σ = O on zkstep-pippenger (the fresh verifier's largest cost); the
+//! same test checks that it decides as nova-snark's verifier does on the
+//! honest argument and on edited ones. The keys are serialised as
+//! nova-snark's (the prover key re-derived, the verifier key a struct of
+//! the same fields), so key and proof files do not change.
 
 use nova_snark::errors::NovaError;
 use nova_snark::provider::ipa_pc::InnerProductArgument;
