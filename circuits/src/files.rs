@@ -224,6 +224,21 @@ pub fn envelope_checksum(bytes: &[u8]) -> Option<[u8; 32]> {
 
 /// Decode and check an envelope header and checksum; returns the header and payload bytes.
 pub fn open(bytes: &[u8], want: FileKind) -> Result<(Header, &[u8]), FileError> {
+    let (h, body) = open_header(bytes, want)?;
+    check_sum(bytes, body)?;
+    Ok((h, body))
+}
+
+/// The checksum against the header fields and payload.
+fn check_sum(bytes: &[u8], body: &[u8]) -> Result<(), FileError> {
+    if checksum(&bytes[..53], body) != bytes[53..85] {
+        return Err(FileError::Checksum);
+    }
+    Ok(())
+}
+
+/// [`open`] without the checksum (which [`decode`] checks beside decoding).
+fn open_header(bytes: &[u8], want: FileKind) -> Result<(Header, &[u8]), FileError> {
     if bytes.len() < 8 {
         return Err(if bytes.len() >= MAGIC.len() && &bytes[..7] != MAGIC {
             FileError::Magic
@@ -284,32 +299,37 @@ pub fn open(bytes: &[u8], want: FileKind) -> Result<(Header, &[u8]), FileError> 
             bytes.len() - HEADER
         )));
     }
-    let body = &bytes[HEADER..];
-    if checksum(&bytes[..53], body) != bytes[53..85] {
-        return Err(FileError::Checksum);
-    }
     Ok((
         Header {
             kind,
             spec_digest,
             params,
         },
-        body,
+        &bytes[HEADER..],
     ))
 }
 
 /// Decode an envelope's payload.
-pub fn decode<T: for<'de> Deserialize<'de>>(
+pub fn decode<T: for<'de> Deserialize<'de> + Send>(
     bytes: &[u8],
     want: FileKind,
 ) -> Result<(Header, T), FileError> {
-    let (h, body) = open(bytes, want)?;
-    let (v, rest) =
-        postcard::take_from_bytes(body).map_err(|e| FileError::Decode(e.to_string()))?;
-    if !rest.is_empty() {
-        return Err(FileError::Trailing(rest.len()));
-    }
-    Ok((h, v))
+    let (h, body) = open_header(bytes, want)?;
+    // the checksum (a pass over a key's megabytes) beside the decoding; a
+    // wrong checksum is reported first, whatever the decoding found
+    let (sum, decoded) = rayon::join(
+        || check_sum(bytes, body),
+        || -> Result<T, FileError> {
+            let (v, rest) =
+                postcard::take_from_bytes(body).map_err(|e| FileError::Decode(e.to_string()))?;
+            if !rest.is_empty() {
+                return Err(FileError::Trailing(rest.len()));
+            }
+            Ok(v)
+        },
+    );
+    sum?;
+    Ok((h, decoded?))
 }
 
 /// The public statement of one step.

@@ -174,24 +174,27 @@ fn verify_folds(
             vk.compression().name()
         )));
     }
-    let zeta = lay.zeta(&first.challenges, [st.c_start, st.c_end]);
-    let (y_start, y_end) = theta_values(lay, keys, st, (end, theta), zeta)?;
-    let opening = StepOpening {
-        c_before: y_start,
-        c_after: first.c_after,
-        c_batch: first.c_batch,
-        step: Fr::from(st.step),
-        challenges: first.challenges,
-        adam: lay.adam_constants(st.step),
-        zeta,
-    };
-    let z0 = lay.first_state(&opening);
     let n = usize::try_from(num_folds).map_err(|_| Rejection("too many folds".into()))?;
-    let adam = lay
-        .adam_digest(st.step, k)
-        .ok_or_else(|| Rejection("Adam's constants are undefined for these steps".into()))?;
-    let expected = lay.final_state((y_end, zeta), Fr::from(end), st.batches, adam);
-    snark.verify(vk, n, &z0, &expected).map_err(|e| {
+    // the states (the checkpoints' opening among them) beside the SNARKs
+    let states = || -> Result<(Vec<Fr>, Vec<Fr>), Rejection> {
+        let zeta = lay.zeta(&first.challenges, [st.c_start, st.c_end]);
+        let (y_start, y_end) = theta_values(lay, keys, st, (end, theta), zeta)?;
+        let opening = StepOpening {
+            c_before: y_start,
+            c_after: first.c_after,
+            c_batch: first.c_batch,
+            step: Fr::from(st.step),
+            challenges: first.challenges,
+            adam: lay.adam_constants(st.step),
+            zeta,
+        };
+        let adam = lay
+            .adam_digest(st.step, k)
+            .ok_or_else(|| Rejection("Adam's constants are undefined for these steps".into()))?;
+        let expected = lay.final_state((y_end, zeta), Fr::from(end), st.batches, adam);
+        Ok((lay.first_state(&opening), expected))
+    };
+    snark.verify_with(vk, n, states)?.map_err(|e| {
         Rejection(format!(
             "the compressed proof does not verify from the statement's first state to its last (another commitment, step, batch or challenge, or a proof of other folds): {e}"
         ))

@@ -408,44 +408,81 @@ where
         z0: &[E1::Scalar],
         zn: &[E1::Scalar],
     ) -> Result<()> {
+        let states = || Ok::<_, FoldError>((z0.to_vec(), zn.to_vec()));
+        self.verify_with(vk, num_steps, states).and_then(|r| r)
+    }
+
+    /// [`CompressedProof::verify`] with the states from `states`, which runs
+    /// beside the proof's own checks (the SNARKs and openings need nothing
+    /// of the states; a verifier's states may need work of their own, such
+    /// as an opening of the checkpoints). `Err(x)` is `states`' error,
+    /// reported before any of the proof's; `Ok(r)` the proof's verdict.
+    pub fn verify_with<X: Send>(
+        &self,
+        vk: &VerifierKey<E1, E2, S1, S2, EE1>,
+        num_steps: u64,
+        states: impl FnOnce() -> std::result::Result<(Vec<E1::Scalar>, Vec<E1::Scalar>), X> + Send,
+    ) -> std::result::Result<Result<()>, X> {
         let cfg = vk.cfg;
-        if num_steps == 0 || z0.len() != cfg.arity || zn.len() != cfg.arity {
-            return Err(FoldError::Rejected(format!(
-                "{num_steps} folds from {} slots, the key's step circuit has {}",
-                z0.len(),
-                cfg.arity
-            )));
+        if num_steps == 0 {
+            return Ok(Err(FoldError::Rejected("a proof of no folds".into())));
         }
+        // every instance's size before the two sides start (neither then
+        // relies on the other's checks)
+        let sized = |u: &RunningInstance<_>, parts: usize, io: usize| u.comm_w.len() == parts && u.x.len() == io;
         if self.blinds1.len() != parts(&vk.layout1)
-            || self.rand1.comm_w.len() != cfg.primary_parts()
-            || self.rand1.x.len() != cfg.primary_io()
+            || !sized(&self.rand1, cfg.primary_parts(), cfg.primary_io())
+            || !sized(&self.run1, cfg.primary_parts(), cfg.primary_io())
             || self.rand2.comm_w.len() != 1
             || self.rand2.x.len() != 2
+            || self.run2.comm_w.len() != 1
+            || self.run2.x.len() != 2
+            || self.last2.comm_w.len() != 1
+            || self.last2.x.len() != 2
+            || self.chain.len() != cfg.chain_len()
             || self.openings.len() != vk.layout1.parts - 1
         {
-            return Err(FoldError::Rejected("a proof of the wrong shape".into()));
+            return Ok(Err(FoldError::Rejected("a proof of the wrong shape".into())));
         }
         let view = View {
             ro: &vk.ro,
             cfg,
             digest: vk.digest,
         };
-        // the challenges of a PerRun IVC come from the chains' ends
-        let ch = derive_run(&view, &self.chain);
-        let mut z0f = z0.to_vec();
-        z0f.extend(ch.iter().copied());
-        let mut znf = zn.to_vec();
-        znf.extend(ch);
-        let st = FinalState {
-            zn: &znf,
-            chain: &self.chain,
-            run1: &self.run1,
-            run2: &self.run2,
-            last2: &self.last2,
-            blind1: self.blind1,
-            blind2: self.blind2,
+        // the states' checks: the state hashes the last instances carry
+        let ends = || -> std::result::Result<Result<()>, X> {
+            let (z0, zn) = states()?;
+            if z0.len() != cfg.arity || zn.len() != cfg.arity {
+                return Ok(Err(FoldError::Rejected(format!(
+                    "{num_steps} folds from {} slots, the key's step circuit has {}",
+                    z0.len(),
+                    cfg.arity
+                ))));
+            }
+            // the challenges of a PerRun IVC come from the chains' ends
+            let ch = derive_run(&view, &self.chain);
+            let mut z0f = z0;
+            z0f.extend(ch.iter().copied());
+            let mut znf = zn;
+            znf.extend(ch);
+            let st = FinalState {
+                zn: &znf,
+                chain: &self.chain,
+                run1: &self.run1,
+                run2: &self.run2,
+                last2: &self.last2,
+                blind1: self.blind1,
+                blind2: self.blind2,
+            };
+            Ok(check_final(&view, num_steps, &z0f, &st))
         };
-        check_final(&view, num_steps, &z0f, &st)?;
+        let (ends, proof) = rayon::join(ends, || self.check_snarks(vk, &view));
+        Ok(ends?.and(proof))
+    }
+
+    /// The checks that read the proof alone: the last folds, the two
+    /// SNARKs and the openings of the later parts.
+    fn check_snarks(&self, vk: &VerifierKey<E1, E2, S1, S2, EE1>, view: &View<'_, E1, E2>) -> Result<()> {
         let f2 = nifs::verify_fold(&view.ro.n2, vk.digest, &self.run2, &self.last2, &self.t_last2);
         let n2 = nifs::verify_relaxed(&view.ro.n2, vk.digest, &f2, &self.rand2, &self.t_rand2);
         let n1 = nifs::verify_relaxed(

@@ -33,6 +33,7 @@ use nova_snark::gadgets::utils::field_switch;
 use nova_snark::traits::commitment::CommitmentEngineTrait;
 use nova_snark::traits::Engine;
 use rand::rngs::OsRng;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// A fold's W₁, committed before its challenges are drawn.
@@ -168,7 +169,9 @@ where
     let end1 = ends.first().copied().unwrap_or(E1::Base::ZERO);
     let end2 = ends.get(1).copied().unwrap_or(E1::Base::ZERO);
     let first = v.cfg.run_challenges().saturating_sub(v.cfg.late);
+    // one Poseidon permutation a challenge: side by side
     (0..v.cfg.run_challenges())
+        .into_par_iter()
         .map(|j| {
             let h = if j < first {
                 run_drawn::<E1>(&v.ro.n1, end1, j)

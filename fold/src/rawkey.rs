@@ -6,17 +6,16 @@
 //! and most of the time a proving key takes to read (2¹⁷–2²¹ BN254 points).
 //!
 //! [`ck`] is a `#[serde(with)]` module for a commitment key, [`StoredKey`]
-//! a key on its own (the secondary's IPA key in a verifying key,
-//! `crate::spartan`).
+//! a key on its own (a points file), [`LazyKey`] one whose points are
+//! checked when asked for (the secondary's IPA key in a verifying key,
+//! `crate::spartan`, checked beside the matrices' decoding).
 
 use crate::instance::CommitmentKey;
 use nova_snark::traits::commitment::{CommitmentEngineTrait, Len};
 use nova_snark::traits::Engine;
-use serde::de::{self, SeqAccess, Visitor};
-use serde::ser::SerializeTuple;
+use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
-use std::marker::PhantomData;
 
 /// The label every zkstep key's blinding generator is derived from
 /// (nova-snark's `R1CSShape::commitment_key*` use it; HyperKZG's key format
@@ -29,50 +28,11 @@ pub(crate) mod ck {
     use super::*;
 
     pub fn serialize<E: Engine, Z: Serializer>(ck: &CommitmentKey<E>, s: Z) -> Result<Z::Ok, Z::Error> {
-        let n = ck.length();
-        if !n.is_power_of_two() {
-            return Err(serde::ser::Error::custom(format!("a commitment key of {n} points (not a power of two)")));
-        }
-        let mut raw = std::io::Cursor::new(Vec::new());
-        E::CE::save_setup(ck, &mut raw).map_err(|e| serde::ser::Error::custom(format!("{e:?}")))?;
-        let mut t = s.serialize_tuple(3)?;
-        t.serialize_element(&(n as u64))?;
-        t.serialize_element(&Raw(raw.into_inner()))?;
-        t.serialize_element(&E::CE::derand_key(ck))?;
-        t.end()
+        LazyKey::<E>::of(ck).map_err(serde::ser::Error::custom)?.serialize(s)
     }
 
     pub fn deserialize<'de, E: Engine, D: Deserializer<'de>>(d: D) -> Result<CommitmentKey<E>, D::Error> {
-        struct V<E>(PhantomData<E>);
-        impl<'de, E: Engine> Visitor<'de> for V<E> {
-            type Value = CommitmentKey<E>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key length, an uncompressed commitment key and its blinding key")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let missing = || de::Error::custom("truncated commitment key");
-                let n: u64 = seq.next_element()?.ok_or_else(missing)?;
-                let raw: Raw = seq.next_element()?.ok_or_else(missing)?;
-                let dk: <E::CE as CommitmentEngineTrait<E>>::DerandKey = seq.next_element()?.ok_or_else(missing)?;
-                // a length the bytes cannot hold (a point takes ≥ 32 bytes) is
-                // refused before anything is allocated for it
-                if n == 0 || !n.is_power_of_two() || n.saturating_mul(32) > raw.0.len() as u64 {
-                    return Err(de::Error::custom(format!("commitment key of {n} points in {} bytes", raw.0.len())));
-                }
-                let mut r = std::io::Cursor::new(&raw.0[..]);
-                let ck = E::CE::load_setup(&mut r, LABEL, n as usize)
-                    .map_err(|e| de::Error::custom(format!("commitment key: {e:?}")))?;
-                if r.position() != raw.0.len() as u64 || ck.length() as u64 != n {
-                    return Err(de::Error::custom("commitment key: bytes past its points"));
-                }
-                let same = postcard::to_stdvec(&E::CE::derand_key(&ck)).ok() == postcard::to_stdvec(&dk).ok();
-                if !same {
-                    return Err(de::Error::custom("commitment key: another blinding generator"));
-                }
-                Ok(ck)
-            }
-        }
-        d.deserialize_tuple(3, V::<E>(PhantomData))
+        LazyKey::<E>::deserialize(d)?.key().map_err(de::Error::custom)
     }
 }
 
@@ -84,6 +44,57 @@ pub struct StoredKey<E: Engine> {
     /// The key.
     #[serde(serialize_with = "ck::serialize::<E, _>", deserialize_with = "ck::deserialize::<E, _>")]
     pub key: CommitmentKey<E>,
+}
+
+/// A commitment key as written: its length, its points in nova-snark's
+/// format and its blinding key; the points are read and checked by
+/// [`LazyKey::key`], not while the file is decoded, so a reader can do
+/// that beside other work (the secondary's IPA key in a verifying key,
+/// `crate::spartan`, beside the matrices).
+#[derive(Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct LazyKey<E: Engine> {
+    n: u64,
+    raw: Raw,
+    dk: <E::CE as CommitmentEngineTrait<E>>::DerandKey,
+}
+
+impl<E: Engine> LazyKey<E> {
+    /// The key as written.
+    pub fn of(ck: &CommitmentKey<E>) -> Result<Self, String> {
+        let n = ck.length();
+        if !n.is_power_of_two() {
+            return Err(format!("a commitment key of {n} points (not a power of two)"));
+        }
+        let mut raw = std::io::Cursor::new(Vec::new());
+        E::CE::save_setup(ck, &mut raw).map_err(|e| format!("{e:?}"))?;
+        Ok(LazyKey {
+            n: n as u64,
+            raw: Raw(raw.into_inner()),
+            dk: E::CE::derand_key(ck),
+        })
+    }
+
+    /// The key, every point checked (nova-snark's `load_setup`) and its
+    /// blinding key the one its label gives.
+    pub fn key(&self) -> Result<CommitmentKey<E>, String> {
+        let (n, raw) = (self.n, &self.raw.0);
+        // a length the bytes cannot hold (a point takes ≥ 32 bytes) is
+        // refused before anything is allocated for it
+        if n == 0 || !n.is_power_of_two() || n.saturating_mul(32) > raw.len() as u64 {
+            return Err(format!("commitment key of {n} points in {} bytes", raw.len()));
+        }
+        let mut r = std::io::Cursor::new(&raw[..]);
+        let ck = E::CE::load_setup(&mut r, LABEL, n as usize).map_err(|e| format!("commitment key: {e:?}"))?;
+        if r.position() != raw.len() as u64 || ck.length() as u64 != n {
+            return Err("commitment key: bytes past its points".into());
+        }
+        let same = postcard::to_stdvec(&E::CE::derand_key(&ck)).ok() == postcard::to_stdvec(&self.dk).ok();
+        if !same {
+            return Err("commitment key: another blinding generator".into());
+        }
+        Ok(ck)
+    }
 }
 
 /// Bytes written as one byte string (serde writes a `Vec<u8>` element by element).
@@ -121,11 +132,11 @@ mod tests {
 
     fn encode(label: &'static [u8]) -> Vec<u8> {
         let ck = <E as Engine>::CE::setup(label, 8).unwrap();
-        postcard::to_stdvec(&StoredKey::<E> { key: ck }).unwrap()
+        postcard::to_stdvec(&LazyKey::<E>::of(&ck).unwrap()).unwrap()
     }
 
-    fn decode(b: &[u8]) -> Result<StoredKey<E>, postcard::Error> {
-        postcard::from_bytes(b)
+    fn decode(b: &[u8]) -> Result<CommitmentKey<E>, String> {
+        postcard::from_bytes::<LazyKey<E>>(b).map_err(|e| e.to_string())?.key()
     }
 
     /// A key reads back as itself; a generator moved off the curve, another
@@ -133,8 +144,8 @@ mod tests {
     #[test]
     fn a_changed_commitment_key_is_refused() {
         let a = encode(b"ck");
-        let back = decode(&a).map_err(|e| e.to_string()).unwrap();
-        assert_eq!(postcard::to_stdvec(&back).unwrap(), a);
+        let back = decode(&a).unwrap();
+        assert_eq!(postcard::to_stdvec(&LazyKey::<E>::of(&back).unwrap()).unwrap(), a);
         // n (1 byte), the byte string's length (2), "PEDERSEN_KEY" (12), h (64), then the generators
         let mut off_curve = a.clone();
         off_curve[1 + 2 + 12 + 64 + 70] ^= 1;

@@ -27,7 +27,7 @@
 
 use crate::error::{FoldError, Result};
 use crate::instance::CommitmentKey;
-use crate::rawkey::{Raw, StoredKey};
+use crate::rawkey::{LazyKey, Raw};
 use ff::{Field, PrimeField};
 use nova_snark::errors::NovaError;
 use nova_snark::provider::pedersen::{CommitmentEngine as Pedersen, CommitmentKeyExtTrait};
@@ -91,7 +91,7 @@ impl<E: Engine, EE: EeStore<E>> Compressor<E> for snark::RelaxedR1CSSNARK<E, EE>
         if theirs != ours {
             return Err(internal("Spartan's verifier key is not its engine's key and the padded shape"));
         }
-        let stored = EE::store(ck, &ee);
+        let stored = EE::store(ck, &ee)?;
         Ok((
             pk,
             SpartanVk {
@@ -122,7 +122,7 @@ pub trait EeStore<E: Engine>: EvaluationEngineTrait<E> {
     /// What the file holds.
     type Stored: Serialize + DeserializeOwned + Send + Sync;
     /// What to write for the key `EE::setup(ck)` made.
-    fn store(ck: &CommitmentKey<E>, vk: &Self::VerifierKey) -> Self::Stored;
+    fn store(ck: &CommitmentKey<E>, vk: &Self::VerifierKey) -> Result<Self::Stored>;
     /// The key again.
     fn load(s: &Self::Stored) -> std::result::Result<Self::VerifierKey, NovaError>;
 }
@@ -136,8 +136,8 @@ macro_rules! stored_as_is {
             E::GE: PairingGroup,
         {
             type Stored = Self::VerifierKey;
-            fn store(_: &CommitmentKey<E>, vk: &Self::VerifierKey) -> Self::Stored {
-                vk.clone()
+            fn store(_: &CommitmentKey<E>, vk: &Self::VerifierKey) -> Result<Self::Stored> {
+                Ok(vk.clone())
             }
             fn load(s: &Self::Stored) -> std::result::Result<Self::VerifierKey, NovaError> {
                 Ok(s.clone())
@@ -149,7 +149,8 @@ stored_as_is!(nova_snark::provider::mercury::EvaluationEngine<E>);
 stored_as_is!(nova_snark::provider::hyperkzg::EvaluationEngine<E>);
 
 /// The IPA's key is the whole commitment key: written uncompressed (no
-/// square root a point when read) and the engine's key re-derived from it.
+/// square root a point when read), its points checked when loaded (beside
+/// the matrices' decoding) and the engine's key re-derived from it.
 impl<E> EeStore<E> for crate::ipa::FastIpa<E>
 where
     E: Engine<CE = Pedersen<E>>,
@@ -157,12 +158,13 @@ where
     CommitmentKey<E>: CommitmentKeyExtTrait<E>,
     crate::ipa::Affine<E>: halo2curves::CurveAffine<ScalarExt = E::Scalar, Base = E::Base>,
 {
-    type Stored = StoredKey<E>;
-    fn store(ck: &CommitmentKey<E>, _: &Self::VerifierKey) -> Self::Stored {
-        StoredKey { key: ck.clone() }
+    type Stored = LazyKey<E>;
+    fn store(ck: &CommitmentKey<E>, _: &Self::VerifierKey) -> Result<Self::Stored> {
+        LazyKey::of(ck).map_err(internal)
     }
     fn load(s: &Self::Stored) -> std::result::Result<Self::VerifierKey, NovaError> {
-        Ok(Self::setup(&s.key)?.1)
+        let key = s.key().map_err(|reason| NovaError::InvalidCommitmentKey { reason })?;
+        Ok(Self::setup(&key)?.1)
     }
 }
 
@@ -198,8 +200,13 @@ impl<E: Engine, EE: EeStore<E>> Serialize for SpartanVk<E, EE> {
 
 impl<'de, E: Engine, EE: EeStore<E>> Deserialize<'de> for SpartanVk<E, EE> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let (digest, matrices, stored) = <(E::Scalar, Matrices<E::Scalar>, EE::Stored)>::deserialize(d)?;
-        let ee = EE::load(&stored).map_err(|e| de::Error::custom(format!("Spartan's evaluation key: {e}")))?;
+        // the matrices' bytes as read (borrowed where the input allows),
+        // decoded beside the evaluation key's loading (the IPA's: 2¹⁴
+        // points, each checked on the curve)
+        let (digest, parts, stored) = <(E::Scalar, Parts<'de, E::Scalar>, EE::Stored)>::deserialize(d)?;
+        let (matrices, ee) = rayon::join(|| Matrices::decode(parts), || EE::load(&stored));
+        let matrices = matrices.map_err(de::Error::custom)?;
+        let ee = ee.map_err(|e| de::Error::custom(format!("Spartan's evaluation key: {e}")))?;
         Ok(SpartanVk { digest, matrices, stored, ee })
     }
 }
@@ -365,29 +372,61 @@ impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
     }
 
     /// Ã(r_x, r_y), B̃(r_x, r_y), C̃(r_x, r_y): one pass over the non-zeros.
+    ///
+    /// No table of 2·num_vars values for eq(r_y, ·): r_y's first variable
+    /// picks the half, and the second half holds only u and x, so one table
+    /// of eq(r_y[1..], ·) serves both (a column c ≥ num_vars reads entry
+    /// c − num_vars) and each row keeps two sums, scaled by 1 − r_y[0] and
+    /// r_y[0] once at the end. Nor one of num_cons values for eq(r_x, ·):
+    /// a row's is eq(high bits)·eq(low bits), two tables of ≈ √num_cons.
     fn evaluate(&self, r_x: &[F], r_y: &[F]) -> [F; 3] {
-        let (tx, ty) = rayon::join(
-            || EqPolynomial::evals_from_points(r_x),
-            || EqPolynomial::evals_from_points(r_y),
+        let Some((&r0, r_w)) = r_y.split_first() else {
+            return [F::ZERO; 3];
+        };
+        let split = r_x.len() / 2;
+        let (ty, (hi, lo)) = rayon::join(
+            || EqPolynomial::evals_from_points(r_w),
+            || {
+                rayon::join(
+                    || EqPolynomial::evals_from_points(&r_x[..split]),
+                    || EqPolynomial::evals_from_points(&r_x[split..]),
+                )
+            },
         );
+        let nv = self.num_vars;
         let one = |m: &Csr| -> F {
-            m.starts
-                .par_windows(2)
-                .zip(tx.par_iter())
-                .with_min_len(1024)
-                .map(|(w, t)| {
-                    let mut acc = F::ZERO;
-                    for k in w[0] as usize..w[1] as usize {
-                        let y = ty[m.cols[k] as usize];
-                        match m.vals[k] {
-                            0 => acc += y,
-                            1 => acc -= y,
-                            v => acc += self.values[v as usize] * y,
+            let (w, x) = hi
+                .par_iter()
+                .enumerate()
+                .map(|(h, eh)| {
+                    // [the witness's half, the IO's half] over this block of rows
+                    let mut block = [F::ZERO; 2];
+                    for (l, el) in lo.iter().enumerate() {
+                        let row = h * lo.len() + l;
+                        let Some(w) = m.starts.get(row..row + 2) else { break };
+                        if w[0] == w[1] {
+                            continue;
+                        }
+                        let mut acc = [F::ZERO; 2];
+                        for k in w[0] as usize..w[1] as usize {
+                            let c = m.cols[k] as usize;
+                            let half = usize::from(c >= nv);
+                            let y = ty[c - half * nv];
+                            match m.vals[k] {
+                                0 => acc[half] += y,
+                                1 => acc[half] -= y,
+                                v => acc[half] += self.values[v as usize] * y,
+                            }
+                        }
+                        block[0] += acc[0] * el;
+                        if acc[1] != F::ZERO {
+                            block[1] += acc[1] * el;
                         }
                     }
-                    acc * t
+                    (block[0] * eh, block[1] * eh)
                 })
-                .sum()
+                .reduce(|| (F::ZERO, F::ZERO), |a, b| (a.0 + b.0, a.1 + b.1));
+            (F::ONE - r0) * w + r0 * x
         };
         [one(&self.abc[0]), one(&self.abc[1]), one(&self.abc[2])]
     }
@@ -420,20 +459,56 @@ impl<F: PrimeField + Serialize> Serialize for Matrices<F> {
     }
 }
 
+/// A [`Matrices`] as written: rows, variables, inputs, the value table and
+/// the three matrices' bytes.
+type Parts<'a, F> = (u64, u64, u64, Vec<F>, [Bytes<'a>; 3]);
+
+/// A byte string, borrowed from the input where the deserializer can lend
+/// it (postcard's `from_bytes` can: a key's matrices are not copied).
+struct Bytes<'a>(std::borrow::Cow<'a, [u8]>);
+
+impl<'de> Deserialize<'de> for Bytes<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Bytes<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a byte string")
+            }
+            fn visit_borrowed_bytes<Er: de::Error>(self, v: &'de [u8]) -> std::result::Result<Bytes<'de>, Er> {
+                Ok(Bytes(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_bytes<Er: de::Error>(self, v: &[u8]) -> std::result::Result<Bytes<'de>, Er> {
+                Ok(Bytes(std::borrow::Cow::Owned(v.to_vec())))
+            }
+            fn visit_byte_buf<Er: de::Error>(self, v: Vec<u8>) -> std::result::Result<Bytes<'de>, Er> {
+                Ok(Bytes(std::borrow::Cow::Owned(v)))
+            }
+        }
+        d.deserialize_bytes(V)
+    }
+}
+
 impl<'de, F: PrimeField + DeserializeOwned> Deserialize<'de> for Matrices<F> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let (nc, nv, ni, values, abc) = <(u64, u64, u64, Vec<F>, [Raw; 3])>::deserialize(d)?;
-        let bad = |what: &str| de::Error::custom(format!("Spartan's matrices: {what}"));
+        Matrices::decode(Parts::<'de, F>::deserialize(d)?).map_err(de::Error::custom)
+    }
+}
+
+impl<F: PrimeField> Matrices<F> {
+    /// The matrices from their parts as written, every entry checked.
+    fn decode((nc, nv, ni, values, abc): Parts<'_, F>) -> std::result::Result<Self, String> {
+        let bad = |what: &str| format!("Spartan's matrices: {what}");
         let pow2 = |n: u64| n.is_power_of_two() && n.trailing_zeros() <= MAX_LOG;
         // a regular padded shape: its IO (with u) within the variables'
         // second half, the columns Spartan's r_y reads
         if !pow2(nc) || !pow2(nv) || (ni + 1).next_power_of_two() * 2 > nv {
             return Err(bad(&format!("{nc} rows, {nv} variables, {ni} inputs")));
         }
-        // verifying allocates eq tables of nc and 2·nv values: a padded
-        // shape uses at least half its variables, each in an entry of at
-        // least two bytes, so more variables than bytes is no real key (and
-        // must not make the verifier allocate gigabytes)
+        // verifying allocates an eq table of nv values: a padded shape uses
+        // at least half its variables, each in an entry of at least two
+        // bytes, so more variables than bytes is no real key (and must not
+        // make the verifier allocate gigabytes)
         let bytes: u64 = abc.iter().map(|m| m.0.len() as u64).sum();
         if nv > bytes.max(1 << 10) {
             return Err(bad(&format!("{nv} variables in {bytes} bytes of matrices")));

@@ -51,6 +51,14 @@ fn per_fold_accepts_permutations_and_rejects_others() {
     let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
     proof.verify(&vk, 3, &z0, &[F::from(3), F::from(9)]).unwrap();
     assert!(proof.verify(&vk, 3, &z0, &[F::from(4), F::from(9)]).is_err());
+    // the states from a closure that runs beside the SNARKs: its error is
+    // returned as it is, another last state is the proof's rejection
+    let states = |zn: u64| move || Ok::<_, &str>((vec![F::ZERO, F::from(9)], vec![F::from(zn), F::from(9)]));
+    assert!(matches!(proof.verify_with(&vk, 3, states(3)), Ok(Ok(()))));
+    assert!(matches!(proof.verify_with(&vk, 3, states(4)), Ok(Err(_))));
+    let failing = || Err::<(Vec<F>, Vec<F>), _>("no states");
+    assert!(matches!(proof.verify_with(&vk, 3, failing), Err("no states")));
+    assert!(matches!(proof.verify_with(&vk, 0, states(3)), Ok(Err(_))));
     // the key read back (the secondary's rebuilt from its shape and its
     // uncompressed commitment key) is the same key; a cut one is refused
     type Vk = compress::VerifierKey<E1, E2, S1, S2, EE1>;
