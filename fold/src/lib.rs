@@ -19,6 +19,7 @@
 //! | [`hash`] | every hash of the layer (the two that read an allocated instance are in `gadgets`) |
 //! | [`gadgets`] | instances allocated in the other curve's circuit, their hash and fold |
 //! | [`nifs`] | the native fold |
+//! | [`foreign`] | a value of the other field folded as an integer identity (design step 2's building block; not yet in the circuits) |
 //! | [`augmented`] | the primary and secondary circuits |
 //! | [`params`] | shapes, commitment keys, the digest |
 //! | [`ivc`] | the driver: [`Ivc`], precommitments, recursive verification |
@@ -32,6 +33,7 @@ pub mod augmented;
 pub mod compress;
 pub mod cs;
 pub mod error;
+pub mod foreign;
 pub mod gadgets;
 pub mod hash;
 pub mod instance;

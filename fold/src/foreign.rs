@@ -1,0 +1,384 @@
+//! Folding a value of the other curve's field: X' ≡ X + ρ·x (mod p), p
+//! that field's modulus, checked as the integer identity
+//! X + ρ·x = X' + k·p modulo this circuit's field and modulo 2¹³⁶.
+//!
+//! The building block of design step 2 (docs/design/fresh-verify.md): a
+//! CycleFold-shaped secondary moves the fold of the other side's public
+//! values into the circuit that folds them, where they are foreign; its
+//! cost is this gadget's. Not yet used by the folding layer's circuits
+//! (nova-snark's BigNat fold, ≈ 2.3k constraints a value, still is).
+//!
+//! Why it binds. Values are below 2²⁵⁴ in limbs of 68, 68 and 118 bits,
+//! ρ below 2¹²⁸ (68 + 60), k below 2¹³⁰ (68 + 62), each limb range-checked
+//! by bits. Then X + ρ·x < 2³⁸³ and X' + k·p < 2³⁸⁵, both below
+//! q·2¹³⁶ (q ≥ 2²⁵³ this field's modulus). The identity holds modulo q
+//! (one constraint over the limbs' sums) and modulo 2¹³⁶ (the two low
+//! limbs with carries c₀, c₁, whose ranges keep every term far below q/2,
+//! so those two constraints hold over the integers); q is odd, so it holds
+//! modulo q·2¹³⁶ and, both sides being in [0, q·2¹³⁶), as integers. X' is
+//! congruent to X + ρ·x, not necessarily below p: a consumer compares
+//! values modulo p (an honest prover writes the reduced one).
+
+use ff::PrimeField;
+use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::{AllocatedBit, ConstraintSystem, LinearCombination, SynthesisError};
+use num_bigint::BigUint;
+
+/// Bits of the limbs: two of 68 and a top one of 118 (254 in all).
+pub const LIMBS: [u32; 3] = [68, 68, 118];
+
+/// A value below 2²⁵⁴ as three range-checked limbs (little-endian).
+#[derive(Clone)]
+pub struct Foreign<F: PrimeField> {
+    /// The limbs.
+    pub limbs: [AllocatedNum<F>; 3],
+}
+
+impl<F: PrimeField> Foreign<F> {
+    /// Allocate `v`'s limbs and range-check them.
+    pub fn alloc<CS: ConstraintSystem<F>>(mut cs: CS, v: Option<&BigUint>) -> Result<Self, SynthesisError> {
+        let parts = v.map(|v| split(v, &LIMBS));
+        let mut limbs = Vec::with_capacity(3);
+        for (i, bits) in LIMBS.iter().enumerate() {
+            let l = AllocatedNum::alloc(cs.namespace(|| format!("limb {i}")), || {
+                parts.as_ref().map(|p| big_to_field(&p[i])).ok_or(SynthesisError::AssignmentMissing)
+            })?;
+            range(cs.namespace(|| format!("limb {i} range")), lc_of(&l), l.get_value(), *bits, 0)?;
+            limbs.push(l);
+        }
+        let limbs: [AllocatedNum<F>; 3] = limbs
+            .try_into()
+            .map_err(|_| SynthesisError::Unsatisfiable("three limbs".into()))?;
+        Ok(Foreign { limbs })
+    }
+
+    /// The value, if assigned.
+    pub fn value(&self) -> Option<BigUint> {
+        let mut v = BigUint::default();
+        let mut shift = 0;
+        for (l, bits) in self.limbs.iter().zip(LIMBS) {
+            v += field_to_big(&l.get_value()?) << shift;
+            shift += bits;
+        }
+        Some(v)
+    }
+
+    /// Σ limbᵢ·2^(68i) as a linear combination (the value modulo this field).
+    fn native(&self) -> LinearCombination<F> {
+        let mut lc = LinearCombination::zero();
+        let mut shift = 0;
+        for (l, bits) in self.limbs.iter().zip(LIMBS) {
+            lc = lc + (pow2::<F>(shift), l.get_variable());
+            shift += bits;
+        }
+        lc
+    }
+}
+
+/// X' = X + ρ·x mod p, X' reduced; `rho` is ρ's limbs (68 and 60 bits),
+/// range-checked here.
+pub fn fold<F: PrimeField, CS: ConstraintSystem<F>>(
+    cs: CS,
+    p: &BigUint,
+    run: &Foreign<F>,
+    x: &Foreign<F>,
+    rho: &[AllocatedNum<F>; 2],
+) -> Result<Foreign<F>, SynthesisError> {
+    let out = match (run.value(), x.value(), rho_value(rho)) {
+        (Some(a), Some(b), Some(r)) => {
+            let s = a + r * b;
+            Some((&s % p, &s / p))
+        }
+        _ => None,
+    };
+    fold_with(cs, p, run, x, rho, out)
+}
+
+/// [`fold`] with X' and k given (tests give wrong ones).
+pub(crate) fn fold_with<F: PrimeField, CS: ConstraintSystem<F>>(
+    mut cs: CS,
+    p: &BigUint,
+    run: &Foreign<F>,
+    x: &Foreign<F>,
+    rho: &[AllocatedNum<F>; 2],
+    out: Option<(BigUint, BigUint)>,
+) -> Result<Foreign<F>, SynthesisError> {
+    if F::NUM_BITS < 254 || p.bits() > 254 {
+        return Err(SynthesisError::Unsatisfiable(
+            "a foreign fold needs a field of ≥ 254 bits and a modulus below 2²⁵⁴".into(),
+        ));
+    }
+    range(cs.namespace(|| "rho 0"), lc_of(&rho[0]), rho[0].get_value(), 68, 0)?;
+    range(cs.namespace(|| "rho 1"), lc_of(&rho[1]), rho[1].get_value(), 60, 0)?;
+    let next = Foreign::alloc(cs.namespace(|| "X'"), out.as_ref().map(|o| &o.0))?;
+    let kp = out.as_ref().map(|o| split(&o.1, &[68, 62]));
+    let k = (0..2)
+        .map(|i| {
+            AllocatedNum::alloc(cs.namespace(|| format!("k{i}")), || {
+                kp.as_ref().map(|k| big_to_field(&k[i])).ok_or(SynthesisError::AssignmentMissing)
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    range(cs.namespace(|| "k0 range"), lc_of(&k[0]), k[0].get_value(), 68, 0)?;
+    range(cs.namespace(|| "k1 range"), lc_of(&k[1]), k[1].get_value(), 62, 0)?;
+    let pl = split(p, &LIMBS);
+    let (p0, p1) = (big_to_field::<F>(&pl[0]), big_to_field::<F>(&pl[1]));
+    let p_mod = big_to_field::<F>(&(p % field_modulus::<F>()));
+    let two68 = pow2::<F>(68);
+    let (xr, xi, xo) = (&run.limbs, &x.limbs, &next.limbs);
+
+    // modulo this field: ρ·x = X' + k·p − X
+    let rho_lc = lc_of(&rho[0]) + (two68, rho[1].get_variable());
+    let k_lc = lc_of(&k[0]) + (two68, k[1].get_variable());
+    cs.enforce(
+        || "mod q",
+        |_| rho_lc.clone(),
+        |_| x.native(),
+        |_| next.native() + &scaled(&k_lc, p_mod) - &run.native(),
+    );
+
+    // modulo 2¹³⁶, the low limb: ρ₀·x₀ = X'₀ + k₀·p₀ − X₀ + c₀·2⁶⁸
+    let val = |a: &AllocatedNum<F>| a.get_value().map(|v| field_to_big(&v));
+    let signed = |pos: Option<BigUint>, neg: Option<BigUint>| -> Option<(bool, BigUint)> {
+        let (pos, neg) = (pos?, neg?);
+        Some(if pos >= neg { (false, pos - neg) } else { (true, neg - pos) })
+    };
+    let mul = |a: Option<BigUint>, b: Option<BigUint>| Some(a? * b?);
+    let add = |a: Option<BigUint>, b: Option<BigUint>| Some(a? + b?);
+    let low0 = signed(
+        add(val(&xr[0]), mul(val(&rho[0]), val(&xi[0]))),
+        add(val(&xo[0]), mul(val(&k[0]), Some(pl[0].clone()))),
+    );
+    let c0v = low0.map(|(neg, m)| (neg, m >> 68));
+    let c0 = alloc_signed(cs.namespace(|| "c0"), c0v.clone())?;
+    range(cs.namespace(|| "c0 range"), lc_of(&c0), c0.get_value(), 70, 69)?;
+    cs.enforce(
+        || "mod 2^68",
+        |lc| lc + rho[0].get_variable(),
+        |lc| lc + xi[0].get_variable(),
+        |lc| lc + xo[0].get_variable() + (p0, k[0].get_variable()) - xr[0].get_variable() + (two68, c0.get_variable()),
+    );
+
+    // the next limb: ρ₀·x₁ = X'₁ + k₀·p₁ + k₁·p₀ − X₁ − ρ₁·x₀ − c₀ + c₁·2⁶⁸
+    let t = rho[1].mul(cs.namespace(|| "rho1 x0"), &xi[0])?;
+    let pos1 = add(add(val(&xr[1]), mul(val(&rho[0]), val(&xi[1]))), val(&t));
+    let neg1 = add(
+        add(val(&xo[1]), mul(val(&k[0]), Some(pl[1].clone()))),
+        mul(val(&k[1]), Some(pl[0].clone())),
+    );
+    let c1v = match (pos1, neg1, c0v) {
+        (Some(pos), Some(neg), Some((c0neg, c0m))) => {
+            let (pos, neg) = if c0neg { (pos, neg + c0m) } else { (pos + c0m, neg) };
+            signed(Some(pos), Some(neg)).map(|(neg, m)| (neg, m >> 68))
+        }
+        _ => None,
+    };
+    let c1 = alloc_signed(cs.namespace(|| "c1"), c1v)?;
+    range(cs.namespace(|| "c1 range"), lc_of(&c1), c1.get_value(), 72, 71)?;
+    cs.enforce(
+        || "mod 2^136",
+        |lc| lc + rho[0].get_variable(),
+        |lc| lc + xi[1].get_variable(),
+        |lc| {
+            lc + xo[1].get_variable() + (p1, k[0].get_variable()) + (p0, k[1].get_variable())
+                - xr[1].get_variable()
+                - t.get_variable()
+                - c0.get_variable()
+                + (two68, c1.get_variable())
+        },
+    );
+    Ok(next)
+}
+
+/// The native reference: (X + ρ·x) mod p.
+pub fn fold_native(p: &BigUint, run: &BigUint, x: &BigUint, rho: u128) -> BigUint {
+    (run + BigUint::from(rho) * x) % p
+}
+
+fn rho_value<F: PrimeField>(rho: &[AllocatedNum<F>; 2]) -> Option<BigUint> {
+    Some(field_to_big(&rho[0].get_value()?) + (field_to_big(&rho[1].get_value()?) << 68))
+}
+
+/// v + offset < 2^n, by n bits (offset makes a signed value's range [−offset, 2^n − offset)).
+fn range<F: PrimeField, CS: ConstraintSystem<F>>(
+    mut cs: CS,
+    v: LinearCombination<F>,
+    value: Option<F>,
+    n: u32,
+    offset: u32,
+) -> Result<(), SynthesisError> {
+    let shifted = value.map(|x| field_to_big(&(x + if offset > 0 { pow2::<F>(offset) } else { F::ZERO })));
+    let mut sum = LinearCombination::zero();
+    for i in 0..n {
+        let b = AllocatedBit::alloc(cs.namespace(|| format!("b{i}")), shifted.as_ref().map(|s| s.bit(u64::from(i))))?;
+        sum = sum + (pow2::<F>(i), b.get_variable());
+    }
+    let offset = if offset > 0 { pow2::<F>(offset) } else { F::ZERO };
+    cs.enforce(|| "bits", |lc| lc + &sum, |lc| lc + CS::one(), |lc| lc + &v + (offset, CS::one()));
+    Ok(())
+}
+
+/// A signed integer (sign, magnitude) as a field element.
+fn alloc_signed<F: PrimeField, CS: ConstraintSystem<F>>(
+    cs: CS,
+    v: Option<(bool, BigUint)>,
+) -> Result<AllocatedNum<F>, SynthesisError> {
+    AllocatedNum::alloc(cs, || {
+        let (neg, m) = v.ok_or(SynthesisError::AssignmentMissing)?;
+        let f = big_to_field::<F>(&m);
+        Ok(if neg { -f } else { f })
+    })
+}
+
+fn lc_of<F: PrimeField>(a: &AllocatedNum<F>) -> LinearCombination<F> {
+    LinearCombination::zero() + a.get_variable()
+}
+
+fn scaled<F: PrimeField>(lc: &LinearCombination<F>, s: F) -> LinearCombination<F> {
+    LinearCombination::zero() + (s, lc)
+}
+
+fn pow2<F: PrimeField>(n: u32) -> F {
+    F::from(2).pow_vartime([u64::from(n)])
+}
+
+/// `v` cut into limbs of the given bits (the last takes the rest).
+fn split(v: &BigUint, bits: &[u32]) -> Vec<BigUint> {
+    let mut rest = v.clone();
+    let mut out = Vec::with_capacity(bits.len());
+    for (i, b) in bits.iter().enumerate() {
+        if i + 1 == bits.len() {
+            out.push(rest.clone());
+        } else {
+            out.push(&rest & ((BigUint::from(1u8) << *b) - 1u8));
+            rest >>= *b;
+        }
+    }
+    out
+}
+
+/// A field element's integer (its little-endian representation, as
+/// halo2curves' fields write it).
+fn field_to_big<F: PrimeField>(f: &F) -> BigUint {
+    BigUint::from_bytes_le(f.to_repr().as_ref())
+}
+
+/// An integer below the field's modulus as a field element.
+fn big_to_field<F: PrimeField>(v: &BigUint) -> F {
+    v.to_u64_digits().iter().rev().fold(F::ZERO, |acc, d| acc * pow2::<F>(64) + F::from(*d))
+}
+
+/// The field's modulus, as −1 + 1.
+fn field_modulus<F: PrimeField>() -> BigUint {
+    field_to_big(&-F::ONE) + 1u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nova_snark::frontend::test_cs::TestConstraintSystem;
+    use nova_snark::provider::bn256_grumpkin::bn256::{Base as Fq, Scalar as Fr};
+    use rand::rngs::StdRng;
+    use rand::{RngCore, SeedableRng};
+
+    type Cs = TestConstraintSystem<Fq>;
+
+    /// Fr's modulus: the other field, as a secondary over Fq folds it.
+    fn p() -> BigUint {
+        field_modulus::<Fr>()
+    }
+
+    fn random(rng: &mut StdRng) -> BigUint {
+        let mut b = [0u8; 32];
+        rng.fill_bytes(&mut b);
+        BigUint::from_bytes_le(&b) % p()
+    }
+
+    struct Case {
+        run: BigUint,
+        x: BigUint,
+        rho: u128,
+    }
+
+    fn case(seed: u64) -> Case {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let rho = (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
+        Case { run: random(&mut rng), x: random(&mut rng), rho }
+    }
+
+    /// The circuit on a case, X' and k given or honest; whether it is satisfied, and X'.
+    fn run(c: &Case, out: Option<(BigUint, BigUint)>) -> (bool, Option<BigUint>, usize) {
+        let mut cs = Cs::new();
+        let a = Foreign::alloc(cs.namespace(|| "X"), Some(&c.run)).unwrap();
+        let b = Foreign::alloc(cs.namespace(|| "x"), Some(&c.x)).unwrap();
+        let r0 = AllocatedNum::alloc(cs.namespace(|| "r0"), || Ok(big_to_field(&BigUint::from(c.rho & ((1u128 << 68) - 1))))).unwrap();
+        let r1 = AllocatedNum::alloc(cs.namespace(|| "r1"), || Ok(big_to_field(&BigUint::from(c.rho >> 68)))).unwrap();
+        let before = cs.num_constraints();
+        let next = match out {
+            None => fold(cs.namespace(|| "fold"), &p(), &a, &b, &[r0, r1]),
+            Some(o) => fold_with(cs.namespace(|| "fold"), &p(), &a, &b, &[r0, r1], Some(o)),
+        }
+        .unwrap();
+        (cs.is_satisfied(), next.value(), cs.num_constraints() - before)
+    }
+
+    fn honest(c: &Case) -> (BigUint, BigUint) {
+        let s = &c.run + BigUint::from(c.rho) * &c.x;
+        (&s % p(), &s / p())
+    }
+
+    #[test]
+    fn folds_as_the_native_reference_does() {
+        for seed in 0..8 {
+            let c = case(seed);
+            let (ok, v, n) = run(&c, None);
+            assert!(ok, "seed {seed}");
+            assert_eq!(v, Some(fold_native(&p(), &c.run, &c.x, c.rho)));
+            // its cost: X', k, ρ and the carries' bits, a product, three
+            // identities (the incoming value's limbs, allocated before,
+            // are 257 more: 924 a value)
+            assert_eq!(n, 667, "constraints of one fold");
+        }
+        // the extremes: ρ = 2¹²⁸ − 1, values p − 1
+        let c = Case { run: p() - 1u8, x: p() - 1u8, rho: u128::MAX };
+        assert!(run(&c, None).0);
+    }
+
+    #[test]
+    fn a_wrong_fold_is_unsatisfied() {
+        // X + ρ·x = p + 1: X' = 1 and k = 1, small enough for every edit below
+        let small = Case { run: p() - 1u8, x: BigUint::from(1u8), rho: 2 };
+        for c in [case(42), small] {
+            let (x1, k) = honest(&c);
+            let q = field_modulus::<Fq>();
+            let fits = |v: &BigUint| *v < BigUint::from(1u8) << 254;
+            let wrong = |o: (BigUint, BigUint), what: &str| assert!(!run(&c, Some(o)).0, "{what}: satisfied");
+            wrong((&x1 + 1u8, k.clone()), "X' off by one");
+            wrong((x1.clone(), &k + 1u8), "k off by one");
+            wrong((x1.clone(), &k + (BigUint::from(1u8) << 130)), "k past its 130 bits");
+            // congruent modulo this field, not modulo 2¹³⁶
+            if fits(&(&x1 + &q)) {
+                wrong((&x1 + &q, k.clone()), "X' + q");
+            }
+            // X' + p with k − 1 is the same value modulo p: accepted, as the header says
+            if fits(&(&x1 + p())) && k > BigUint::default() {
+                assert!(run(&c, Some((&x1 + p(), &k - 1u8))).0);
+                assert!(!run(&c, Some((&x1 + p(), k.clone()))).0, "X' + p with the same k");
+            }
+        }
+    }
+
+    #[test]
+    fn limbs_out_of_range_are_unsatisfied() {
+        let mut cs = Cs::new();
+        let v = BigUint::from(1u8) << 68;
+        // a first limb of 2⁶⁸ (one past its range), assigned directly
+        let l = AllocatedNum::alloc(cs.namespace(|| "l"), || Ok(big_to_field::<Fq>(&v))).unwrap();
+        range(cs.namespace(|| "range"), lc_of(&l), l.get_value(), 68, 0).unwrap();
+        assert!(!cs.is_satisfied());
+        let mut cs = Cs::new();
+        let l = AllocatedNum::alloc(cs.namespace(|| "l"), || Ok(big_to_field::<Fq>(&(v - 1u8)))).unwrap();
+        range(cs.namespace(|| "range"), lc_of(&l), l.get_value(), 68, 0).unwrap();
+        assert!(cs.is_satisfied());
+    }
+}
