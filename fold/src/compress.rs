@@ -415,8 +415,10 @@ where
     /// [`CompressedProof::verify`] with the states from `states`, which runs
     /// beside the proof's own checks (the SNARKs and openings need nothing
     /// of the states; a verifier's states may need work of their own, such
-    /// as an opening of the checkpoints). `Err(x)` is `states`' error,
-    /// reported before any of the proof's; `Ok(r)` the proof's verdict.
+    /// as an opening of the checkpoints). A proof of no folds or of the
+    /// wrong shape is refused first, before `states` runs; then `Err(x)` is
+    /// `states`' error, reported before the SNARKs' verdict, and `Ok(r)`
+    /// the proof's verdict.
     pub fn verify_with<X: Send>(
         &self,
         vk: &VerifierKey<E1, E2, S1, S2, EE1>,
