@@ -46,8 +46,10 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// Spartan opens W and E with Mercury, a constant-size argument, instead of
 /// HyperKZG — proofs of 19 are for another verifier; 24: Spartan's
 /// verifier keys hold their matrices compactly and nova-snark's digest of
-/// them, read by zkstep-fold's `spartan` verifier).
-pub const FILE_VERSION: u32 = 24;
+/// them, read by zkstep-fold's `spartan` verifier; 25: a fold's challenge
+/// is r = 2¹²⁸ + 2K + 1 for the hash K, multiplied in the circuits by
+/// zkstep-fold's `ladder` — every key's circuits and every proof changed).
+pub const FILE_VERSION: u32 = 25;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

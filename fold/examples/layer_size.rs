@@ -130,5 +130,12 @@ fn main() {
         println!("| {k} | {n} |");
     }
     println!("| total | {} |", cs.constraints.len());
+    // zkstep's training steps draw two rounds (PerRunTwice): three parts,
+    // two chains; the secondary alone (its shape does not depend on the step)
+    let cfg = zkstep_fold::augmented::Config { arity: 1, challenges: 2, late: 1, mode: ChallengeMode::PerRunTwice };
+    let mut cs = TestShapeCS::<E2>::new();
+    zkstep_fold::augmented::synthesize_secondary::<E1, _>(&mut cs, &cfg, &ro, None).unwrap();
+    println!();
+    println!("secondary (PerRunTwice): {} constraints, {} variables", cs.num_constraints(), cs.num_aux());
 
 }

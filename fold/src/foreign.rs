@@ -2,15 +2,17 @@
 //! that field's modulus, checked as the integer identity
 //! X + ρ·x = X' + k·p modulo this circuit's field and modulo 2¹³⁶.
 //!
-//! The building block of design step 2 (docs/design/fresh-verify.md): a
-//! CycleFold-shaped secondary moves the fold of the other side's public
-//! values into the circuit that folds them, where they are foreign; its
-//! cost is this gadget's. Not yet used by the folding layer's circuits
-//! (nova-snark's BigNat fold, ≈ 2.3k constraints a value, still is).
+//! How both circuits fold the other side's public values (`gadgets`,
+//! format 25; nova-snark's BigNat fold cost ≈ 2.3k constraints a value),
+//! and the building block of design step 2 (docs/design/fresh-verify.md),
+//! where a CycleFold-shaped secondary moves that fold into the circuit
+//! that folds its instances.
 //!
 //! Why it binds. Values are below 2²⁵⁴ in limbs of 68, 68 and 118 bits,
-//! ρ below 2¹²⁸ (68 + 60), k below 2¹³⁰ (68 + 62), each limb range-checked
-//! by bits. Then X + ρ·x < 2³⁸³ and X' + k·p < 2³⁸⁵, both below
+//! ρ below 2¹³⁰ (68 + 62: the fold's r = 2¹²⁸ + 2K + 1), k below 2¹³¹
+//! (68 + 63), each limb range-checked by bits (ρ's where it is allocated;
+//! a running value's by the fold that made it, the hash binding it since).
+//! Then X + ρ·x < 2³⁸⁵ and X' + k·p < 2³⁸⁶, both below
 //! q·2¹³⁶ (q ≥ 2²⁵³ this field's modulus). The identity holds modulo q
 //! (one constraint over the limbs' sums) and modulo 2¹³⁶ (the two low
 //! limbs with carries c₀, c₁, whose ranges keep every term far below q/2,
@@ -26,6 +28,10 @@ use num_bigint::BigUint;
 
 /// Bits of the limbs: two of 68 and a top one of 118 (254 in all).
 pub const LIMBS: [u32; 3] = [68, 68, 118];
+/// Bits of ρ's two limbs (ρ < 2¹³⁰).
+pub const RHO_BITS: [u32; 2] = [68, 62];
+/// Bits of k's two limbs (k < 2¹³¹).
+const K_BITS: [u32; 2] = [68, 63];
 
 /// A value below 2²⁵⁴ as three range-checked limbs (little-endian).
 #[derive(Clone)]
@@ -36,15 +42,71 @@ pub struct Foreign<F: PrimeField> {
 
 impl<F: PrimeField> Foreign<F> {
     /// Allocate `v`'s limbs and range-check them.
-    pub fn alloc<CS: ConstraintSystem<F>>(mut cs: CS, v: Option<&BigUint>) -> Result<Self, SynthesisError> {
-        let parts = v.map(|v| split(v, &LIMBS));
+    pub fn alloc<CS: ConstraintSystem<F>>(cs: CS, v: Option<&BigUint>) -> Result<Self, SynthesisError> {
+        Self::alloc_with(cs, v, Some(LIMBS[2]))
+    }
+
+    /// Allocate `v`'s limbs unchecked: a value a hash binds to limbs that
+    /// were range-checked where they were made.
+    pub fn alloc_unchecked<CS: ConstraintSystem<F>>(cs: CS, v: Option<&BigUint>) -> Result<Self, SynthesisError> {
+        Self::alloc_with(cs, v, None)
+    }
+
+    /// The limbs of `x`, a number of this field below 2^(136 + `top`):
+    /// range-checked (the top limb to `top` bits) and summed to x. With
+    /// 136 + top below this field's bits the limbs are x's, as integers.
+    pub fn of_num<CS: ConstraintSystem<F>>(
+        mut cs: CS,
+        x: &AllocatedNum<F>,
+        top: u32,
+    ) -> Result<Self, SynthesisError> {
+        if top > LIMBS[2] || 136 + top >= F::NUM_BITS {
+            return Err(SynthesisError::Unsatisfiable(format!("a top limb of {top} bits")));
+        }
+        let v = x.get_value().map(|v| field_to_big(&v));
+        let f = Self::alloc_with(cs.namespace(|| "limbs"), v.as_ref(), Some(top))?;
+        cs.enforce(
+            || "limbs sum to x",
+            |_| f.native(),
+            |lc| lc + CS::one(),
+            |lc| lc + x.get_variable(),
+        );
+        Ok(f)
+    }
+
+    /// The value 0 (three references to one zero variable).
+    pub fn zero(zero: &AllocatedNum<F>) -> Self {
+        Foreign { limbs: [zero.clone(), zero.clone(), zero.clone()] }
+    }
+
+    fn alloc_with<CS: ConstraintSystem<F>>(
+        mut cs: CS,
+        v: Option<&BigUint>,
+        top: Option<u32>,
+    ) -> Result<Self, SynthesisError> {
+        let checks = top.map(|t| [LIMBS[0], LIMBS[1], t]);
+        let limbs = alloc_limbs(cs.namespace(|| "limbs"), v, &LIMBS, checks.as_ref().map(|c| &c[..]))?;
+        let limbs: [AllocatedNum<F>; 3] = limbs
+            .try_into()
+            .map_err(|_| SynthesisError::Unsatisfiable("three limbs".into()))?;
+        Ok(Foreign { limbs })
+    }
+
+    /// `a` if `cond`, else `b`, limb by limb.
+    pub fn select<CS: ConstraintSystem<F>>(
+        mut cs: CS,
+        a: &Self,
+        b: &Self,
+        cond: &nova_snark::frontend::Boolean,
+    ) -> Result<Self, SynthesisError> {
         let mut limbs = Vec::with_capacity(3);
-        for (i, bits) in LIMBS.iter().enumerate() {
-            let l = AllocatedNum::alloc(cs.namespace(|| format!("limb {i}")), || {
-                parts.as_ref().map(|p| big_to_field(&p[i])).ok_or(SynthesisError::AssignmentMissing)
-            })?;
-            range(cs.namespace(|| format!("limb {i} range")), lc_of(&l), l.get_value(), *bits, 0)?;
-            limbs.push(l);
+        for i in 0..3 {
+            limbs.push(nova_snark::gadgets::utils::conditionally_select(
+                cs.namespace(|| format!("limb {i}")),
+                &a.limbs[i],
+                &b.limbs[i],
+                cond,
+            )?);
         }
         let limbs: [AllocatedNum<F>; 3] = limbs
             .try_into()
@@ -75,8 +137,39 @@ impl<F: PrimeField> Foreign<F> {
     }
 }
 
-/// X' = X + ρ·x mod p, X' reduced; `rho` is ρ's limbs (68 and 60 bits),
-/// range-checked here.
+/// ρ's limbs (68 and 62 bits), range-checked.
+pub fn alloc_rho<F: PrimeField, CS: ConstraintSystem<F>>(
+    mut cs: CS,
+    rho: Option<&BigUint>,
+) -> Result<[AllocatedNum<F>; 2], SynthesisError> {
+    let out = alloc_limbs(cs.namespace(|| "rho"), rho, &RHO_BITS, Some(&RHO_BITS))?;
+    out.try_into().map_err(|_| SynthesisError::Unsatisfiable("two limbs".into()))
+}
+
+/// `v` cut into limbs of `bits` (the last takes the rest), each allocated
+/// and, where `checks` is given, range-checked to its bits there.
+fn alloc_limbs<F: PrimeField, CS: ConstraintSystem<F>>(
+    mut cs: CS,
+    v: Option<&BigUint>,
+    bits: &[u32],
+    checks: Option<&[u32]>,
+) -> Result<Vec<AllocatedNum<F>>, SynthesisError> {
+    let parts = v.map(|v| split(v, bits));
+    let mut out = Vec::with_capacity(bits.len());
+    for i in 0..bits.len() {
+        let l = AllocatedNum::alloc(cs.namespace(|| format!("limb {i}")), || {
+            parts.as_ref().map(|p| big_to_field(&p[i])).ok_or(SynthesisError::AssignmentMissing)
+        })?;
+        if let Some(n) = checks.map(|c| c[i]) {
+            range(cs.namespace(|| format!("limb {i} range")), lc_of(&l), l.get_value(), n, 0)?;
+        }
+        out.push(l);
+    }
+    Ok(out)
+}
+
+/// X' = X + ρ·x mod p, X' reduced; `rho` is ρ's limbs, which the caller
+/// has range-checked to 68 and 62 bits ([`alloc_rho`], or sums of bits).
 pub fn fold<F: PrimeField, CS: ConstraintSystem<F>>(
     cs: CS,
     p: &BigUint,
@@ -108,10 +201,8 @@ pub(crate) fn fold_with<F: PrimeField, CS: ConstraintSystem<F>>(
             "a foreign fold needs a field of ≥ 254 bits and a modulus below 2²⁵⁴".into(),
         ));
     }
-    range(cs.namespace(|| "rho 0"), lc_of(&rho[0]), rho[0].get_value(), 68, 0)?;
-    range(cs.namespace(|| "rho 1"), lc_of(&rho[1]), rho[1].get_value(), 60, 0)?;
     let next = Foreign::alloc(cs.namespace(|| "X'"), out.as_ref().map(|o| &o.0))?;
-    let kp = out.as_ref().map(|o| split(&o.1, &[68, 62]));
+    let kp = out.as_ref().map(|o| split(&o.1, &K_BITS));
     let k = (0..2)
         .map(|i| {
             AllocatedNum::alloc(cs.namespace(|| format!("k{i}")), || {
@@ -119,8 +210,8 @@ pub(crate) fn fold_with<F: PrimeField, CS: ConstraintSystem<F>>(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    range(cs.namespace(|| "k0 range"), lc_of(&k[0]), k[0].get_value(), 68, 0)?;
-    range(cs.namespace(|| "k1 range"), lc_of(&k[1]), k[1].get_value(), 62, 0)?;
+    range(cs.namespace(|| "k0 range"), lc_of(&k[0]), k[0].get_value(), K_BITS[0], 0)?;
+    range(cs.namespace(|| "k1 range"), lc_of(&k[1]), k[1].get_value(), K_BITS[1], 0)?;
     let pl = split(p, &LIMBS);
     let (p0, p1) = (big_to_field::<F>(&pl[0]), big_to_field::<F>(&pl[1]));
     let p_mod = big_to_field::<F>(&(p % field_modulus::<F>()));
@@ -191,8 +282,13 @@ pub(crate) fn fold_with<F: PrimeField, CS: ConstraintSystem<F>>(
 }
 
 /// The native reference: (X + ρ·x) mod p.
-pub fn fold_native(p: &BigUint, run: &BigUint, x: &BigUint, rho: u128) -> BigUint {
-    (run + BigUint::from(rho) * x) % p
+pub fn fold_native(p: &BigUint, run: &BigUint, x: &BigUint, rho: &BigUint) -> BigUint {
+    (run + rho * x) % p
+}
+
+/// `v`'s limbs of [`LIMBS`] bits (v below 2²⁵⁴), as the circuit holds them.
+pub fn limbs_of(v: &BigUint) -> Vec<BigUint> {
+    split(v, &LIMBS)
 }
 
 fn rho_value<F: PrimeField>(rho: &[AllocatedNum<F>; 2]) -> Option<BigUint> {
@@ -259,12 +355,12 @@ fn split(v: &BigUint, bits: &[u32]) -> Vec<BigUint> {
 
 /// A field element's integer (its little-endian representation, as
 /// halo2curves' fields write it).
-fn field_to_big<F: PrimeField>(f: &F) -> BigUint {
+pub fn field_to_big<F: PrimeField>(f: &F) -> BigUint {
     BigUint::from_bytes_le(f.to_repr().as_ref())
 }
 
 /// An integer below the field's modulus as a field element.
-fn big_to_field<F: PrimeField>(v: &BigUint) -> F {
+pub fn big_to_field<F: PrimeField>(v: &BigUint) -> F {
     v.to_u64_digits().iter().rev().fold(F::ZERO, |acc, d| acc * pow2::<F>(64) + F::from(*d))
 }
 
@@ -276,6 +372,7 @@ fn field_modulus<F: PrimeField>() -> BigUint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ff::Field;
     use nova_snark::frontend::test_cs::TestConstraintSystem;
     use nova_snark::provider::bn256_grumpkin::bn256::{Base as Fq, Scalar as Fr};
     use rand::rngs::StdRng;
@@ -297,12 +394,13 @@ mod tests {
     struct Case {
         run: BigUint,
         x: BigUint,
-        rho: u128,
+        rho: BigUint,
     }
 
     fn case(seed: u64) -> Case {
         let mut rng = StdRng::seed_from_u64(seed);
-        let rho = (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
+        // ρ below 2¹³⁰
+        let rho = (BigUint::from(rng.next_u64() & 3) << 128) + (BigUint::from(rng.next_u64()) << 64) + rng.next_u64();
         Case { run: random(&mut rng), x: random(&mut rng), rho }
     }
 
@@ -311,19 +409,18 @@ mod tests {
         let mut cs = Cs::new();
         let a = Foreign::alloc(cs.namespace(|| "X"), Some(&c.run)).unwrap();
         let b = Foreign::alloc(cs.namespace(|| "x"), Some(&c.x)).unwrap();
-        let r0 = AllocatedNum::alloc(cs.namespace(|| "r0"), || Ok(big_to_field(&BigUint::from(c.rho & ((1u128 << 68) - 1))))).unwrap();
-        let r1 = AllocatedNum::alloc(cs.namespace(|| "r1"), || Ok(big_to_field(&BigUint::from(c.rho >> 68)))).unwrap();
+        let rho = alloc_rho(cs.namespace(|| "rho"), Some(&c.rho)).unwrap();
         let before = cs.num_constraints();
         let next = match out {
-            None => fold(cs.namespace(|| "fold"), &p(), &a, &b, &[r0, r1]),
-            Some(o) => fold_with(cs.namespace(|| "fold"), &p(), &a, &b, &[r0, r1], Some(o)),
+            None => fold(cs.namespace(|| "fold"), &p(), &a, &b, &rho),
+            Some(o) => fold_with(cs.namespace(|| "fold"), &p(), &a, &b, &rho, Some(o)),
         }
         .unwrap();
         (cs.is_satisfied(), next.value(), cs.num_constraints() - before)
     }
 
     fn honest(c: &Case) -> (BigUint, BigUint) {
-        let s = &c.run + BigUint::from(c.rho) * &c.x;
+        let s = &c.run + &c.rho * &c.x;
         (&s % p(), &s / p())
     }
 
@@ -333,21 +430,21 @@ mod tests {
             let c = case(seed);
             let (ok, v, n) = run(&c, None);
             assert!(ok, "seed {seed}");
-            assert_eq!(v, Some(fold_native(&p(), &c.run, &c.x, c.rho)));
-            // its cost: X', k, ρ and the carries' bits, a product, three
-            // identities (the incoming value's limbs, allocated before,
-            // are 257 more: 924 a value)
-            assert_eq!(n, 667, "constraints of one fold");
+            assert_eq!(v, Some(fold_native(&p(), &c.run, &c.x, &c.rho)));
+            // its cost: X', k and the carries' bits, a product, three
+            // identities (ρ's limbs, 130 bits, and the incoming value's,
+            // 257, are allocated before: once a fold, once a value)
+            assert_eq!(n, 538, "constraints of one fold");
         }
-        // the extremes: ρ = 2¹²⁸ − 1, values p − 1
-        let c = Case { run: p() - 1u8, x: p() - 1u8, rho: u128::MAX };
+        // the extremes: ρ = 2¹³⁰ − 1, values p − 1
+        let c = Case { run: p() - 1u8, x: p() - 1u8, rho: (BigUint::from(1u8) << 130) - 1u8 };
         assert!(run(&c, None).0);
     }
 
     #[test]
     fn a_wrong_fold_is_unsatisfied() {
         // X + ρ·x = p + 1: X' = 1 and k = 1, small enough for every edit below
-        let small = Case { run: p() - 1u8, x: BigUint::from(1u8), rho: 2 };
+        let small = Case { run: p() - 1u8, x: BigUint::from(1u8), rho: BigUint::from(2u8) };
         for c in [case(42), small] {
             let (x1, k) = honest(&c);
             let q = field_modulus::<Fq>();
@@ -355,7 +452,7 @@ mod tests {
             let wrong = |o: (BigUint, BigUint), what: &str| assert!(!run(&c, Some(o)).0, "{what}: satisfied");
             wrong((&x1 + 1u8, k.clone()), "X' off by one");
             wrong((x1.clone(), &k + 1u8), "k off by one");
-            wrong((x1.clone(), &k + (BigUint::from(1u8) << 130)), "k past its 130 bits");
+            wrong((x1.clone(), &k + (BigUint::from(1u8) << 131)), "k past its 131 bits");
             // congruent modulo this field, not modulo 2¹³⁶
             if fits(&(&x1 + &q)) {
                 wrong((&x1 + &q, k.clone()), "X' + q");
@@ -380,5 +477,52 @@ mod tests {
         let l = AllocatedNum::alloc(cs.namespace(|| "l"), || Ok(big_to_field::<Fq>(&(v - 1u8)))).unwrap();
         range(cs.namespace(|| "range"), lc_of(&l), l.get_value(), 68, 0).unwrap();
         assert!(cs.is_satisfied());
+    }
+
+    #[test]
+    fn a_number_below_2_250_has_only_its_own_limbs() {
+        // of_num with a top limb of 114 bits: x's limbs are accepted, the
+        // limbs of x + q (the same number of the field) are not
+        let q = field_modulus::<Fq>();
+        let mut rng = StdRng::seed_from_u64(9);
+        for x in [random(&mut rng) >> 4u32, BigUint::default(), (BigUint::from(1u8) << 250) - 1u8] {
+            let mut cs = Cs::new();
+            let n = AllocatedNum::alloc(cs.namespace(|| "x"), || Ok(big_to_field::<Fq>(&x))).unwrap();
+            let f = Foreign::of_num(cs.namespace(|| "of"), &n, 114).unwrap();
+            assert!(cs.is_satisfied());
+            assert_eq!(f.value(), Some(x.clone()));
+            // the other representative, written straight into the limbs
+            let other = limbs_of(&(&x + &q));
+            let mut cs = Cs::new();
+            let n = AllocatedNum::alloc(cs.namespace(|| "x"), || Ok(big_to_field::<Fq>(&x))).unwrap();
+            let f = Foreign::alloc_unchecked(cs.namespace(|| "limbs"), Some(&(&x + &q))).unwrap();
+            for (i, l) in f.limbs.iter().enumerate() {
+                let n = if i == 2 { 114 } else { LIMBS[i] };
+                range(cs.namespace(|| format!("r{i}")), lc_of(l), l.get_value(), n, 0).unwrap();
+            }
+            cs.enforce(|| "sum", |_| f.native(), |lc| lc + Cs::one(), |lc| lc + n.get_variable());
+            assert_eq!(other.len(), 3);
+            assert!(!cs.is_satisfied(), "x + q's limbs accepted for x");
+        }
+        // a top limb wider than the field allows is refused
+        let mut cs = Cs::new();
+        let n = AllocatedNum::alloc(cs.namespace(|| "x"), || Ok(Fq::ONE)).unwrap();
+        assert!(Foreign::of_num(cs.namespace(|| "wide"), &n, 118).is_err());
+    }
+
+    #[test]
+    fn a_selection_takes_every_limb_from_one_side() {
+        use nova_snark::frontend::{AllocatedBit, Boolean};
+        let mut rng = StdRng::seed_from_u64(10);
+        let (a, b) = (random(&mut rng), random(&mut rng));
+        for c in [true, false] {
+            let mut cs = Cs::new();
+            let fa = Foreign::alloc(cs.namespace(|| "a"), Some(&a)).unwrap();
+            let fb = Foreign::alloc(cs.namespace(|| "b"), Some(&b)).unwrap();
+            let bit = Boolean::from(AllocatedBit::alloc(cs.namespace(|| "c"), Some(c)).unwrap());
+            let s = Foreign::select(cs.namespace(|| "s"), &fa, &fb, &bit).unwrap();
+            assert!(cs.is_satisfied());
+            assert_eq!(s.value(), Some(if c { a.clone() } else { b.clone() }));
+        }
     }
 }

@@ -1,22 +1,21 @@
 //! Instances of one curve allocated in the other curve's circuit, where
 //! their commitments are native points and their public IO is a non-native
-//! number (limbs of 64 bits), and the fold of an incoming instance into the
-//! running one — the in-circuit twin of `nifs::fold_instance`.
+//! number (limbs of 68, 68 and 118 bits, folded by `foreign::fold`), and
+//! the fold of an incoming instance into the running one — the in-circuit
+//! twin of `nifs::fold_instance`.
 
+use crate::foreign::{self, field_to_big, Foreign};
 use crate::hash::{ro_circuit, CHALLENGE_BITS, HASH_BITS};
-use crate::instance::{FoldInstance, RunningInstance, LIMBS, LIMB_BITS};
-use ff::Field;
+use crate::instance::{FoldInstance, RunningInstance};
+use crate::ladder::{fold_point, odd_challenge_num};
+use ff::{Field, PrimeField};
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::{AllocatedBit, Boolean, ConstraintSystem, SynthesisError};
 use nova_snark::gadgets::ecc::AllocatedPoint;
-use nova_snark::gadgets::nonnative::bignat::BigNat;
-use nova_snark::gadgets::nonnative::util::{f_to_nat, Num};
-use nova_snark::gadgets::utils::{
-    alloc_bignat_constant, alloc_scalar_as_base, conditionally_select,
-    conditionally_select_bignat, le_bits_to_num,
-};
+use nova_snark::gadgets::utils::{alloc_scalar_as_base, conditionally_select, le_bits_to_num};
 use nova_snark::traits::commitment::CommitmentTrait;
-use nova_snark::traits::{Engine, Group, ROCircuitTrait, ROConstantsCircuit};
+use nova_snark::traits::{Engine, ROCircuitTrait, ROConstantsCircuit};
+use num_bigint::BigUint;
 
 /// A fresh instance of `E`, allocated in a circuit over `E::Base`.
 #[derive(Clone)]
@@ -25,6 +24,9 @@ pub struct AllocIncoming<E: Engine> {
     pub w: Vec<AllocatedPoint<E>>,
     /// Its public IO (values below 2²⁵⁰, the same number in both fields).
     pub x: Vec<AllocatedNum<E::Base>>,
+    /// The same values as range-checked limbs (the top one of 114 bits, so
+    /// the limbs are the value's own: below 2²⁵⁰, no other representative).
+    pub xl: Vec<Foreign<E::Base>>,
 }
 
 impl<E: Engine> AllocIncoming<E> {
@@ -51,7 +53,12 @@ impl<E: Engine> AllocIncoming<E> {
                 alloc_scalar_as_base::<E, _>(cs.namespace(|| format!("X{k}")), inst.map(|u| u.x[k]))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(AllocIncoming { w, x })
+        let xl = x
+            .iter()
+            .enumerate()
+            .map(|(k, v)| Foreign::of_num(cs.namespace(|| format!("X{k} limbs")), v, HASH_BITS as u32 - 136))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AllocIncoming { w, x, xl })
     }
 
     /// Absorb as `FoldInstance::absorb` does.
@@ -72,22 +79,15 @@ pub struct AllocRunning<E: Engine> {
     pub w: Vec<AllocatedPoint<E>>,
     /// Error commitment.
     pub e: AllocatedPoint<E>,
-    /// The relaxation scalar (small: 1 plus a sum of 128-bit challenges).
+    /// The relaxation scalar (small: 1 plus a sum of 130-bit challenges).
     pub u: AllocatedNum<E::Base>,
     /// Public IO as numbers modulo `E`'s scalar field.
-    pub x: Vec<BigNat<E::Base>>,
+    pub x: Vec<Foreign<E::Base>>,
 }
 
-fn alloc_limbs<E: Engine, CS: ConstraintSystem<E::Base>>(
-    cs: CS,
-    v: Option<E::Scalar>,
-) -> Result<BigNat<E::Base>, SynthesisError> {
-    BigNat::alloc_from_nat(
-        cs,
-        || Ok(f_to_nat(&v.unwrap_or(E::Scalar::ZERO))),
-        LIMB_BITS,
-        LIMBS,
-    )
+/// The modulus of `E`'s scalar field, the values' p.
+fn scalar_modulus<E: Engine>() -> BigUint {
+    field_to_big(&-E::Scalar::ONE) + 1u8
 }
 
 impl<E: Engine> AllocRunning<E> {
@@ -113,7 +113,11 @@ impl<E: Engine> AllocRunning<E> {
         )?;
         let u = alloc_scalar_as_base::<E, _>(cs.namespace(|| "u"), inst.map(|u| u.u))?;
         let x = (0..io)
-            .map(|k| alloc_limbs::<E, _>(cs.namespace(|| format!("X{k}")), inst.map(|u| u.x[k])))
+            .map(|k| {
+                // None: the all-zero instance's values, as the points' default
+                let v = inst.map_or(BigUint::default(), |u| field_to_big(&u.x[k]));
+                Foreign::alloc_unchecked(cs.namespace(|| format!("X{k}")), Some(&v))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(AllocRunning { w, e, u, x })
     }
@@ -125,21 +129,12 @@ impl<E: Engine> AllocRunning<E> {
         io: usize,
     ) -> Result<Self, SynthesisError> {
         let inf = AllocatedPoint::default(cs.namespace(|| "infinity"))?;
-        let x = (0..io)
-            .map(|k| {
-                alloc_bignat_constant(
-                    cs.namespace(|| format!("X{k}")),
-                    &f_to_nat(&E::Scalar::ZERO),
-                    LIMB_BITS,
-                    LIMBS,
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        // the point's x is the constrained zero: u and every limb of X
         Ok(AllocRunning {
             w: vec![inf.clone(); parts],
             e: inf.clone(),
             u: inf.x.clone(),
-            x,
+            x: vec![Foreign::zero(&inf.x); io],
         })
     }
 
@@ -149,24 +144,11 @@ impl<E: Engine> AllocRunning<E> {
         inc: &AllocIncoming<E>,
     ) -> Result<Self, SynthesisError> {
         let e = AllocatedPoint::default(cs.namespace(|| "E"))?;
-        let x = inc
-            .x
-            .iter()
-            .enumerate()
-            .map(|(k, v)| {
-                BigNat::from_num(
-                    cs.namespace(|| format!("X{k}")),
-                    &Num::from(v.clone()),
-                    LIMB_BITS,
-                    LIMBS,
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
         Ok(AllocRunning {
             w: inc.w.clone(),
             e,
             u: AllocatedNum::one::<CS>(),
-            x,
+            x: inc.xl.clone(),
         })
     }
 
@@ -214,17 +196,17 @@ impl<E: Engine> AllocRunning<E> {
         );
         ro.absorb(&flags);
         ro.absorb(&self.u);
-        for (k, x) in self.x.iter().enumerate() {
-            for (j, limb) in x.as_limbs().iter().enumerate() {
-                let n = limb.as_allocated_num(cs.namespace(|| format!("X{k} limb {j}")))?;
-                ro.absorb(&n);
+        for x in &self.x {
+            for limb in &x.limbs {
+                ro.absorb(limb);
             }
         }
         Ok(())
     }
 
     /// Fold `inc` into this instance with cross term `t`:
-    /// r = H(pp, inc, T); Wₖ + r·incₖ, E + r·T, u + r, X + r·x (mod |E::Scalar|).
+    /// r = 2¹²⁸ + 2·H(pp, inc, T) + 1; Wₖ + r·incₖ, E + r·T, u + r,
+    /// X + r·x (mod |E::Scalar|).
     pub fn fold<CS: ConstraintSystem<E::Base>>(
         &self,
         mut cs: CS,
@@ -233,20 +215,17 @@ impl<E: Engine> AllocRunning<E> {
         inc: &AllocIncoming<E>,
         t: &AllocatedPoint<E>,
     ) -> Result<Self, SynthesisError> {
+        // r = 2¹²⁸ + 2K + 1 from K's bits: the ladder's odd multiplier
         let r_bits = fold_challenge_circuit(cs.namespace(|| "r bits"), c, pp, inc, t)?;
-        let r = le_bits_to_num(cs.namespace(|| "r"), &r_bits)?;
+        let r = odd_challenge_num(cs.namespace(|| "r"), &r_bits)?;
         let w = self
             .w
             .iter()
             .zip(&inc.w)
             .enumerate()
-            .map(|(k, (a, b))| {
-                let rb = b.scalar_mul(cs.namespace(|| format!("r·w{k}")), &r_bits)?;
-                a.add(cs.namespace(|| format!("W{k} + r·w{k}")), &rb)
-            })
+            .map(|(k, (a, b))| fold_point(cs.namespace(|| format!("W{k} + r·w{k}")), a, b, &r_bits))
             .collect::<Result<Vec<_>, _>>()?;
-        let rt = t.scalar_mul(cs.namespace(|| "r·T"), &r_bits)?;
-        let e = self.e.add(cs.namespace(|| "E + r·T"), &rt)?;
+        let e = fold_point(cs.namespace(|| "E + r·T"), &self.e, t, &r_bits)?;
         let u = AllocatedNum::alloc(cs.namespace(|| "u + r"), || {
             match (self.u.get_value(), r.get_value()) {
                 (Some(a), Some(b)) => Ok(a + b),
@@ -259,29 +238,14 @@ impl<E: Engine> AllocRunning<E> {
             |lc| lc,
             |lc| lc + u.get_variable() - self.u.get_variable() - r.get_variable(),
         );
-        let modulus = alloc_bignat_constant(
-            cs.namespace(|| "modulus"),
-            &E::GE::group_params().2,
-            LIMB_BITS,
-            LIMBS,
-        )?;
-        let r_bn = BigNat::from_num(cs.namespace(|| "r limbs"), &Num::from(r), LIMB_BITS, LIMBS)?;
+        let rho = rho_limbs(cs.namespace(|| "r limbs"), &r_bits)?;
+        let p = scalar_modulus::<E>();
         let x = self
             .x
             .iter()
-            .zip(&inc.x)
+            .zip(&inc.xl)
             .enumerate()
-            .map(|(k, (acc, v))| {
-                let v_bn = BigNat::from_num(
-                    cs.namespace(|| format!("x{k} limbs")),
-                    &Num::from(v.clone()),
-                    LIMB_BITS,
-                    LIMBS,
-                )?;
-                let (_, rv) = v_bn.mult_mod(cs.namespace(|| format!("r·x{k}")), &r_bn, &modulus)?;
-                let sum = acc.add(&rv)?;
-                sum.red_mod(cs.namespace(|| format!("X{k} + r·x{k}")), &modulus)
-            })
+            .map(|(k, (acc, v))| foreign::fold(cs.namespace(|| format!("X{k} + r·x{k}")), &p, acc, v, &rho))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(AllocRunning { w, e, u, x })
     }
@@ -309,10 +273,47 @@ impl<E: Engine> AllocRunning<E> {
             .iter()
             .zip(&b.x)
             .enumerate()
-            .map(|(k, (p, q))| conditionally_select_bignat(cs.namespace(|| format!("X{k}")), p, q, cond))
+            .map(|(k, (p, q))| Foreign::select(cs.namespace(|| format!("X{k}")), p, q, cond))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(AllocRunning { w, e, u, x })
     }
+}
+
+/// r = 2¹²⁸ + 2K + 1 as `foreign::fold` takes it, two limbs of 68 and 62
+/// bits made from K's bits (so in range with no check of their own):
+/// ρ₀ = 1 + 2·(K mod 2⁶⁷), ρ₁ = 2⁶⁰ + ⌊K / 2⁶⁷⌋.
+fn rho_limbs<F: PrimeField, CS: ConstraintSystem<F>>(
+    mut cs: CS,
+    bits: &[AllocatedBit],
+) -> Result<[AllocatedNum<F>; 2], SynthesisError> {
+    if bits.len() != CHALLENGE_BITS || foreign::RHO_BITS != [68, 62] {
+        return Err(SynthesisError::Unsatisfiable("r's limbs need K's 128 bits".into()));
+    }
+    let two = |n: u32| F::from(2).pow_vartime([u64::from(n)]);
+    let limb = |cs: &mut CS, name: &str, range: std::ops::Range<usize>, shift: u32, base: F| {
+        let value = bits[range.clone()].iter().enumerate().try_fold(base, |acc, (i, b)| {
+            b.get_value().map(|v| if v { acc + two(i as u32 + shift) } else { acc })
+        });
+        let n = AllocatedNum::alloc(cs.namespace(|| name.to_string()), || {
+            value.ok_or(SynthesisError::AssignmentMissing)
+        })?;
+        cs.enforce(
+            || format!("{name} from K's bits"),
+            |lc| {
+                let mut lc = lc + (base, CS::one());
+                for (i, b) in bits[range].iter().enumerate() {
+                    lc = lc + (two(i as u32 + shift), b.get_variable());
+                }
+                lc
+            },
+            |lc| lc + CS::one(),
+            |lc| lc + n.get_variable(),
+        );
+        Ok::<_, SynthesisError>(n)
+    };
+    let r0 = limb(&mut cs, "r0", 0..67, 1, F::ONE)?;
+    let r1 = limb(&mut cs, "r1", 67..128, 0, two(60))?;
+    Ok([r0, r1])
 }
 
 /// Circuit twin of [`crate::hash::state_hash`].
@@ -405,6 +406,23 @@ mod tests {
         other.comm_w.swap(1, 2);
         let native2 = state_hash::<E1>(&ROConstants::<E1>::default(), Fq::from(11), 2, &state, &other, Fq::from(13));
         assert_ne!(native, native2);
+    }
+
+    #[test]
+    fn r_limbs_are_the_odd_challenge_split() {
+        use crate::foreign::{field_to_big, RHO_BITS};
+        for k in [0u128, 1, u128::MAX, 0x1234_5678_9abc_def0_0fed_cba9_8765_4321] {
+            let mut cs = TestConstraintSystem::<Fq>::new();
+            let bits: Vec<AllocatedBit> = (0..128)
+                .map(|i| AllocatedBit::alloc(cs.namespace(|| format!("k{i}")), Some((k >> i) & 1 == 1)).unwrap())
+                .collect();
+            let [r0, r1] = rho_limbs(cs.namespace(|| "r"), &bits).unwrap();
+            assert!(cs.is_satisfied());
+            let rho = field_to_big(&crate::ladder::odd_challenge::<Fq>(k, 128));
+            let (v0, v1) = (field_to_big(&r0.get_value().unwrap()), field_to_big(&r1.get_value().unwrap()));
+            assert_eq!(v0.clone() + (v1.clone() << 68), rho);
+            assert!(v0.bits() <= u64::from(RHO_BITS[0]) && v1.bits() <= u64::from(RHO_BITS[1]));
+        }
     }
 
     #[test]

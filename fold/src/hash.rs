@@ -23,7 +23,7 @@ use nova_snark::traits::{
 /// Bits kept of a hash that is public IO: below both fields' moduli, so
 /// the value is the same number in the circuit of either curve.
 pub const HASH_BITS: usize = 250;
-/// Bits of a folding challenge r.
+/// Bits of K, the hash a folding challenge r = 2¹²⁸ + 2K + 1 is made from.
 pub const CHALLENGE_BITS: usize = 128;
 
 /// Which sponge width the layer's hashes use (a chain link: [`LINK_MODE`]).
@@ -63,8 +63,10 @@ pub fn state_hash<E: Engine>(
     h.squeeze(HASH_BITS, false)
 }
 
-/// The folding challenge r = H(pp, u, T), as a scalar of `E` (128 bits).
-/// The running instance is not absorbed: u's public IO holds its hash.
+/// The folding challenge r = 2¹²⁸ + 2K + 1 for K = H(pp, u, T) (128
+/// bits), as a scalar of `E`: the odd number the circuits' ladder
+/// multiplies by with no offset left over (`ladder`). The running instance
+/// is not absorbed: u's public IO holds its hash.
 pub fn fold_challenge<E: Engine>(
     c: &ROConstants<E>,
     pp: E::Base,
@@ -75,7 +77,8 @@ pub fn fold_challenge<E: Engine>(
     h.absorb(pp);
     u.absorb(&mut h);
     t.absorb_in_ro(&mut h);
-    base_as_scalar::<E>(h.squeeze(CHALLENGE_BITS, false))
+    let k = base_as_scalar::<E>(h.squeeze(CHALLENGE_BITS, false));
+    crate::ladder::odd_challenge::<E::Scalar>(0, CHALLENGE_BITS as u32) + k + k
 }
 
 /// The challenge of folding two running instances (the random instance

@@ -9,8 +9,6 @@
 use crate::cs::WitnessLayout;
 use crate::error::{FoldError, Result};
 use ff::Field;
-use nova_snark::gadgets::nonnative::bignat::nat_to_limbs;
-use nova_snark::gadgets::nonnative::util::f_to_nat;
 use nova_snark::gadgets::utils::scalar_as_base;
 use nova_snark::r1cs::{R1CSShape, RelaxedR1CSInstance, RelaxedR1CSWitness, SparseMatrix};
 use nova_snark::traits::commitment::{CommitmentEngineTrait, CommitmentTrait};
@@ -23,12 +21,6 @@ pub type Commitment<E> = <<E as Engine>::CE as CommitmentEngineTrait<E>>::Commit
 pub type CommitmentKey<E> = <<E as Engine>::CE as CommitmentEngineTrait<E>>::CommitmentKey;
 /// The blinding generator of `E`'s commitment engine.
 pub type DerandKey<E> = <<E as Engine>::CE as CommitmentEngineTrait<E>>::DerandKey;
-
-/// Limbs of a public-IO value when a running instance is hashed (and folded
-/// in the other curve's circuit, where it is a non-native number).
-pub const LIMB_BITS: usize = 64;
-/// Number of limbs.
-pub const LIMBS: usize = 4;
 
 /// A fresh fold's instance: its witness commitments and public IO.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -189,7 +181,7 @@ impl<E: Engine> RunningInstance<E> {
     /// absorbs its allocation: the commitments' and E's coordinates (x, y),
     /// their infinity flags as one number `Σ 2ᵏ·infₖ` (the secondary's state
     /// hash then fits one permutation of the wide sponge), u, then X as
-    /// 64-bit limbs.
+    /// limbs of 68, 68 and 118 bits.
     pub fn absorb(&self, ro: &mut E::RO) {
         let mut flags = E::Base::ZERO;
         let mut bit = E::Base::ONE;
@@ -258,10 +250,13 @@ impl<E: Engine> RunningWitness<E> {
     }
 }
 
-/// A scalar as 4 limbs of 64 bits (little-endian), as the circuit holds it.
+/// A scalar as the circuit holds it: limbs of 68, 68 and 118 bits
+/// (little-endian, `foreign::LIMBS`).
 pub fn limbs_of<F: ff::PrimeField>(x: &F) -> Vec<F> {
-    // a field element always fits 4 limbs of 64 bits
-    nat_to_limbs(&f_to_nat(x), LIMB_BITS, LIMBS).unwrap_or_default()
+    crate::foreign::limbs_of(&crate::foreign::field_to_big(x))
+        .iter()
+        .map(crate::foreign::big_to_field)
+        .collect()
 }
 
 /// Check that `(u, w)` satisfies the shape, with each commitment opened on

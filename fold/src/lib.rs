@@ -40,6 +40,7 @@ pub mod instance;
 pub mod ipa;
 pub mod ivc;
 pub mod kzg;
+pub mod ladder;
 pub mod nifs;
 pub mod params;
 pub mod rawkey;
