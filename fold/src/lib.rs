@@ -31,6 +31,7 @@
 
 pub mod augmented;
 pub mod compress;
+pub mod cyclefold;
 pub mod cs;
 pub mod error;
 pub mod foreign;
