@@ -137,5 +137,48 @@ fn main() {
     zkstep_fold::augmented::synthesize_secondary::<E1, _>(&mut cs, &cfg, &ro, None).unwrap();
     println!();
     println!("secondary (PerRunTwice): {} constraints, {} variables", cs.num_constraints(), cs.num_aux());
+    let mut groups: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, _, _, name) in &cs.constraints {
+        let key: Vec<&str> = name
+            .split('/')
+            .take(3)
+            .map(|p| p.trim_end_matches(|ch: char| ch.is_ascii_digit()))
+            .collect();
+        *groups.entry(key.join("/")).or_default() += 1;
+    }
+    for (k, n) in &groups {
+        println!("| {k} | {n} |");
+    }
+
+    // design step 2's CycleFold shape (zkstep_fold::cfivc), not yet the
+    // product's: the primary's own part and the CycleFold circuit
+    println!();
+    println!("| CycleFold shape, arity 47 | primary constraints | primary variables | secondary constraints | secondary non-zeros |");
+    println!("| --- | ---: | ---: | ---: | ---: |");
+    for (mode, k) in [(ChallengeMode::None, 0), (ChallengeMode::PerRun, 2), (ChallengeMode::PerRunTwice, 2)] {
+        let old = zkstep_fold::params::layer_sizes::<E1, E2>(47, k, mode).unwrap();
+        let cf = zkstep_fold::params::layer_sizes_cyclefold::<E1, E2>(47, k, mode).unwrap();
+        println!(
+            "| {mode:?} (now: {} / {}) | {} | {} | {} | {} |",
+            old.primary_constraints,
+            old.secondary_constraints,
+            cf.primary_constraints,
+            cf.primary_variables,
+            cf.secondary_constraints,
+            cf.secondary_nonzeros
+        );
+    }
+    println!();
+    println!("| CycleFold primary (PerRunTwice, arity 47) namespace | constraints |");
+    println!("| --- | ---: |");
+    let step = zkstep_fold::params::Pass(47, 2, 1);
+    let cfg = zkstep_fold::params::config::<F, _>(&step, ChallengeMode::PerRunTwice).unwrap();
+    let mut cs = zkstep_fold::cs::ShapeRecorder::<F>::counting(3);
+    let roc = ROConstantsCircuit::<E2>::default();
+    zkstep_fold::cfprimary::synthesize::<E1, E2, _, _>(&mut cs, &cfg, &roc, &step, None).unwrap();
+    for (k, n) in cs.by_namespace() {
+        println!("| {k} | {n} |");
+    }
+    println!("| total | {} |", cs.num_constraints());
 
 }

@@ -22,7 +22,6 @@ use crate::gadgets::{state_hash_circuit, AllocIncoming, AllocRunning};
 use crate::hash::{chain_link_circuit, fold_drawn_circuit};
 use crate::instance::{Commitment, FoldInstance, RunningInstance};
 use crate::step::{ChallengeMode, StepCircuit};
-use ff::Field;
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::{AllocatedBit, Boolean, ConstraintSystem, SynthesisError};
 use nova_snark::gadgets::ecc::AllocatedPoint;
@@ -159,7 +158,7 @@ pub struct SecondaryInputs<E: Engine> {
     pub blind_next: E::Base,
 }
 
-fn alloc<F: ff::PrimeField, CS: ConstraintSystem<F>>(
+pub(crate) fn alloc<F: ff::PrimeField, CS: ConstraintSystem<F>>(
     mut cs: CS,
     name: &str,
     v: Option<F>,
@@ -217,7 +216,7 @@ fn common<E: Engine, CS: ConstraintSystem<E::Base>>(
 }
 
 /// `hash = x` unless this is the first fold: (hash − x)·(1 − first) = 0.
-fn check_hash<F: ff::PrimeField, CS: ConstraintSystem<F>>(
+pub(crate) fn check_hash<F: ff::PrimeField, CS: ConstraintSystem<F>>(
     mut cs: CS,
     hash: &AllocatedNum<F>,
     x: &AllocatedNum<F>,
@@ -232,7 +231,7 @@ fn check_hash<F: ff::PrimeField, CS: ConstraintSystem<F>>(
 }
 
 /// i + 1.
-fn next_count<F: ff::PrimeField, CS: ConstraintSystem<F>>(
+pub(crate) fn next_count<F: ff::PrimeField, CS: ConstraintSystem<F>>(
     mut cs: CS,
     i: &AllocatedNum<F>,
 ) -> Result<AllocatedNum<F>, SynthesisError> {
@@ -248,6 +247,62 @@ fn next_count<F: ff::PrimeField, CS: ConstraintSystem<F>>(
         |lc| lc + n.get_variable() - i.get_variable() - CS::one(),
     );
     Ok(n)
+}
+
+/// `v`, or 0 on the first fold: (1 − first)·v.
+pub(crate) fn unless_first<F: ff::PrimeField, CS: ConstraintSystem<F>>(
+    mut cs: CS,
+    v: &AllocatedNum<F>,
+    first: &AllocatedBit,
+) -> Result<AllocatedNum<F>, SynthesisError> {
+    let out = AllocatedNum::alloc(cs.namespace(|| "value"), || match (v.get_value(), first.get_value()) {
+        (Some(h), Some(f)) => Ok(if f { F::ZERO } else { h }),
+        _ => Err(SynthesisError::AssignmentMissing),
+    })?;
+    cs.enforce(
+        || "(1 - first)·v",
+        |lc| lc + CS::one() - first.get_variable(),
+        |lc| lc + v.get_variable(),
+        |lc| lc + out.get_variable(),
+    );
+    Ok(out)
+}
+
+/// The step circuit on zᵢ (its slots, then the run's challenges): phase
+/// one in W₁, phase two in W₂ with the challenges (`drawn` under
+/// `PerFold`, the state's under `PerRun`); returns z_{i+1}, challenges
+/// included, with the layer's region restored.
+pub(crate) fn run_step<F, C, CS>(
+    cs: &mut CS,
+    cfg: &Config,
+    step: &C,
+    z: &[AllocatedNum<F>],
+    drawn: Vec<AllocatedNum<F>>,
+) -> Result<Vec<AllocatedNum<F>>, SynthesisError>
+where
+    F: ff::PrimeField,
+    C: StepCircuit<F>,
+    CS: PhasedCs<F>,
+{
+    cs.set_region(Region::First);
+    let carry = step.first(&mut cs.namespace(|| "step"), &z[..cfg.arity])?;
+    cs.set_region(Region::Second);
+    let challenges: Vec<_> = match cfg.mode {
+        ChallengeMode::None => vec![],
+        ChallengeMode::PerFold => drawn,
+        ChallengeMode::PerRun | ChallengeMode::PerRunTwice => z[cfg.arity..].to_vec(),
+    };
+    let mut z_next = step.second(&mut cs.namespace(|| "step 2"), carry, &challenges)?;
+    cs.set_region(cfg.last_region());
+    if z_next.len() != cfg.arity {
+        return Err(SynthesisError::IncompatibleLengthVector(format!(
+            "the step circuit returned {} slots, its arity is {}",
+            z_next.len(),
+            cfg.arity
+        )));
+    }
+    z_next.extend(z[cfg.arity..].iter().cloned());
+    Ok(z_next)
 }
 
 /// The primary circuit; returns z_{i+1} (challenges included, PerRun).
@@ -290,18 +345,7 @@ where
         .map(|k| alloc(cs.namespace(|| format!("z{k}")), "v", inp.map(|p| p.z[k])))
         .collect::<Result<Vec<_>, _>>()?;
     // the first fold hashes with h₀ = 0 and keeps that hash as h₀
-    let h0_in = AllocatedNum::alloc(cs.namespace(|| "h0 in"), || {
-        match (h0.get_value(), c.first.get_value()) {
-            (Some(h), Some(f)) => Ok(if f { E::Base::ZERO } else { h }),
-            _ => Err(SynthesisError::AssignmentMissing),
-        }
-    })?;
-    cs.enforce(
-        || "h0 in = (1 - first)·h0",
-        |lc| lc + CS::one() - c.first.get_variable(),
-        |lc| lc + h0.get_variable(),
-        |lc| lc + h0_in.get_variable(),
-    );
+    let h0_in = unless_first(cs.namespace(|| "h0 in"), &h0, &c.first)?;
     let mut state = vec![h0_in];
     state.extend(z.iter().cloned());
     let hash = state_hash_circuit(
@@ -321,24 +365,7 @@ where
     let h0_next = conditionally_select(cs.namespace(|| "h0 next"), &hash, &h0, &first)?;
     let i_next = next_count(cs.namespace(|| "i next"), &c.i)?;
 
-    cs.set_region(Region::First);
-    let carry = step.first(&mut cs.namespace(|| "step"), &z[..cfg.arity])?;
-    cs.set_region(Region::Second);
-    let challenges: Vec<_> = match cfg.mode {
-        ChallengeMode::None => vec![],
-        ChallengeMode::PerFold => drawn,
-        ChallengeMode::PerRun | ChallengeMode::PerRunTwice => z[cfg.arity..].to_vec(),
-    };
-    let mut z_next = step.second(&mut cs.namespace(|| "step 2"), carry, &challenges)?;
-    cs.set_region(cfg.last_region());
-    if z_next.len() != cfg.arity {
-        return Err(SynthesisError::IncompatibleLengthVector(format!(
-            "the step circuit returned {} slots, its arity is {}",
-            z_next.len(),
-            cfg.arity
-        )));
-    }
-    z_next.extend(z[cfg.arity..].iter().cloned());
+    let z_next = run_step(cs, cfg, step, &z, drawn)?;
     let mut state = vec![h0_next];
     state.extend(z_next.iter().cloned());
     let out = state_hash_circuit(

@@ -287,9 +287,27 @@ pub struct ShapeRecorder<F: PrimeField> {
     b: Rows<F>,
     c: Rows<F>,
     constraints: usize,
+    // the namespace stack and constraints by its first two levels, when asked
+    names: Option<(Vec<String>, std::collections::BTreeMap<String, usize>)>,
 }
 
 impl<F: PrimeField> ShapeRecorder<F> {
+    /// A recorder that also counts constraints by the first two levels of
+    /// their namespaces, indices folded ([`ShapeRecorder::by_namespace`]).
+    pub fn counting(parts: usize) -> Self {
+        let mut r = Self::new(parts);
+        r.names = Some(Default::default());
+        r
+    }
+
+    /// Constraints by namespace (empty unless made by [`ShapeRecorder::counting`]).
+    pub fn by_namespace(&self) -> Vec<(String, usize)> {
+        self.names
+            .as_ref()
+            .map(|(_, m)| m.iter().map(|(k, v)| (k.clone(), *v)).collect())
+            .unwrap_or_default()
+    }
+
     /// A recorder for a layout of `parts` parts (1, 2 or 3).
     pub fn new(parts: usize) -> Self {
         ShapeRecorder {
@@ -301,6 +319,7 @@ impl<F: PrimeField> ShapeRecorder<F> {
             b: Rows::new(),
             c: Rows::new(),
             constraints: 0,
+            names: None,
         }
     }
 
@@ -383,16 +402,31 @@ impl<F: PrimeField> ConstraintSystem<F> for ShapeRecorder<F> {
         self.b.push(&b(LinearCombination::zero()));
         self.c.push(&c(LinearCombination::zero()));
         self.constraints += 1;
+        if let Some((stack, counts)) = self.names.as_mut() {
+            let key: Vec<&str> = stack
+                .iter()
+                .take(2)
+                .map(|p| p.trim_end_matches(|ch: char| ch.is_ascii_digit()))
+                .collect();
+            *counts.entry(key.join("/")).or_default() += 1;
+        }
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
+    fn push_namespace<NR, N>(&mut self, name: N)
     where
         NR: Into<String>,
         N: FnOnce() -> NR,
     {
+        if let Some((stack, _)) = self.names.as_mut() {
+            stack.push(name().into());
+        }
     }
 
-    fn pop_namespace(&mut self) {}
+    fn pop_namespace(&mut self) {
+        if let Some((stack, _)) = self.names.as_mut() {
+            stack.pop();
+        }
+    }
 
     fn get_root(&mut self) -> &mut Self::Root {
         self

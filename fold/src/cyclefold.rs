@@ -30,7 +30,7 @@ pub const K_BITS: usize = 128;
 pub type Pair<E> = (Commitment<E>, Commitment<E>);
 
 /// A point's public coordinates: (x, y), or (0, 0) for infinity.
-fn io_coords<E: Engine>(c: &Commitment<E>) -> [E::Base; 2] {
+pub fn io_coords<E: Engine>(c: &Commitment<E>) -> [E::Base; 2] {
     let (x, y, inf) = c.to_coordinates();
     if inf {
         [E::Base::ZERO; 2]

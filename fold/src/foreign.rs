@@ -74,6 +74,43 @@ impl<F: PrimeField> Foreign<F> {
         Ok(f)
     }
 
+    /// Allocate `v`'s limbs, range-checked, the top one also below
+    /// `modulus`'s top limb (`modulus` ≥ 2¹³⁶): the value is then below the
+    /// modulus and the limbs are its one representation there, which is
+    /// what a hash of the limbs must see. A value whose top limb equals the
+    /// modulus's (for a uniform value below a 254-bit modulus, probability
+    /// below 2⁻¹¹⁷) is refused.
+    pub fn alloc_canonical<CS: ConstraintSystem<F>>(
+        cs: CS,
+        v: Option<&BigUint>,
+        modulus: &BigUint,
+    ) -> Result<Self, SynthesisError> {
+        Self::alloc_canonical_with(cs, v, modulus, true)
+    }
+
+    /// [`Foreign::alloc_canonical`], refusing a value at or past the
+    /// modulus before its constraints only when `guard` (tests allocate one
+    /// to see the constraints refuse it).
+    pub(crate) fn alloc_canonical_with<CS: ConstraintSystem<F>>(
+        mut cs: CS,
+        v: Option<&BigUint>,
+        modulus: &BigUint,
+        guard: bool,
+    ) -> Result<Self, SynthesisError> {
+        let top = split(modulus, &LIMBS)[2].clone();
+        if top == BigUint::default() || (guard && v.is_some_and(|v| (v >> 136u32) >= top)) {
+            return Err(SynthesisError::Unsatisfiable(
+                "a value whose top limb reaches the modulus's".into(),
+            ));
+        }
+        let f = Self::alloc(cs.namespace(|| "limbs"), v)?;
+        // top − 1 − l₂ in [0, 2¹¹⁸): with l₂ ≥ 0, l₂ < top
+        let t = big_to_field::<F>(&(top - 1u8));
+        let gap = LinearCombination::zero() + (t, CS::one()) - f.limbs[2].get_variable();
+        range(cs.namespace(|| "below the modulus"), gap, f.limbs[2].get_value().map(|l| t - l), LIMBS[2], 0)?;
+        Ok(f)
+    }
+
     /// The value 0 (three references to one zero variable).
     pub fn zero(zero: &AllocatedNum<F>) -> Self {
         Foreign { limbs: [zero.clone(), zero.clone(), zero.clone()] }

@@ -199,7 +199,7 @@ fn w2_under_another_challenge_is_rejected() {
 }
 
 /// Columns no constraint reads, except W₂'s padding (which no variable has).
-fn unread_columns<E: Engine>(shape: &R1CSShape<E>, skip: &[usize]) -> Vec<usize> {
+pub(crate) fn unread_columns<E: Engine>(shape: &R1CSShape<E>, skip: &[usize]) -> Vec<usize> {
     let mut read = vec![false; shape.num_vars()];
     for m in [shape.A(), shape.B(), shape.C()] {
         for (_, col, _) in m.iter() {
@@ -363,7 +363,7 @@ fn a_w2_that_follows_the_second_round_is_rejected() {
 
 /// Columns of a satisfying fresh witness that can change alone (by +1)
 /// without breaking any constraint.
-fn free_columns<E: Engine>(
+pub(crate) fn free_columns<E: Engine>(
     shape: &R1CSShape<E>,
     w: &[E::Scalar],
     x: &[E::Scalar],

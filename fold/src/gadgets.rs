@@ -217,11 +217,35 @@ impl<E: Engine> AllocRunning<E> {
     ) -> Result<Self, SynthesisError> {
         // r = 2¹²⁸ + 2K + 1 from K's bits: the ladder's odd multiplier
         let r_bits = fold_challenge_circuit(cs.namespace(|| "r bits"), c, pp, inc, t)?;
+        self.fold_by(cs, &inc.w, &inc.xl, t, &r_bits)
+    }
+
+    /// [`AllocRunning::fold`] at the challenge whose K has the bits `r_bits`
+    /// (drawn by the caller, after everything folded here), the incoming
+    /// instance given as its commitments and its IO's limbs (range-checked,
+    /// or bound to limbs that were, by the caller).
+    pub fn fold_by<CS: ConstraintSystem<E::Base>>(
+        &self,
+        mut cs: CS,
+        inc_w: &[AllocatedPoint<E>],
+        inc_x: &[Foreign<E::Base>],
+        t: &AllocatedPoint<E>,
+        r_bits: &[AllocatedBit],
+    ) -> Result<Self, SynthesisError> {
+        if inc_w.len() != self.w.len() || inc_x.len() != self.x.len() {
+            return Err(SynthesisError::IncompatibleLengthVector(format!(
+                "an instance of {} commitments and {} values folded into one of {} and {}",
+                inc_w.len(),
+                inc_x.len(),
+                self.w.len(),
+                self.x.len()
+            )));
+        }
         let r = odd_challenge_num(cs.namespace(|| "r"), &r_bits)?;
         let w = self
             .w
             .iter()
-            .zip(&inc.w)
+            .zip(inc_w)
             .enumerate()
             .map(|(k, (a, b))| fold_point(cs.namespace(|| format!("W{k} + r·w{k}")), a, b, &r_bits))
             .collect::<Result<Vec<_>, _>>()?;
@@ -243,7 +267,7 @@ impl<E: Engine> AllocRunning<E> {
         let x = self
             .x
             .iter()
-            .zip(&inc.xl)
+            .zip(inc_x)
             .enumerate()
             .map(|(k, (acc, v))| foreign::fold(cs.namespace(|| format!("X{k} + r·x{k}")), &p, acc, v, &rho))
             .collect::<Result<Vec<_>, _>>()?;

@@ -14,7 +14,7 @@
 //! [`Ivc::precommit`] over all folds, [`run_challenges`] on the results, and
 //! hands each precommitment to its `prove_step`.
 
-use crate::augmented::{synthesize_primary, synthesize_secondary, PrimaryInputs, SecondaryInputs};
+use crate::augmented::{synthesize_primary, synthesize_secondary, Config, PrimaryInputs, SecondaryInputs};
 use crate::cs::{PhasedCs, Region, WitnessRecorder};
 use crate::error::{FoldError, Result};
 use crate::hash::{chain_link, fold_drawn, run_drawn, run_drawn_late, state_hash};
@@ -31,7 +31,7 @@ use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::ConstraintSystem;
 use nova_snark::gadgets::utils::field_switch;
 use nova_snark::traits::commitment::CommitmentEngineTrait;
-use nova_snark::traits::Engine;
+use nova_snark::traits::{Engine, ROConstants};
 use rand::rngs::OsRng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -166,19 +166,27 @@ where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
-    let end1 = ends.first().copied().unwrap_or(E1::Base::ZERO);
-    let end2 = ends.get(1).copied().unwrap_or(E1::Base::ZERO);
-    let first = v.cfg.run_challenges().saturating_sub(v.cfg.late);
+    drawn_run::<E1>(&v.ro.n1, &v.cfg, ends)
+        .into_iter()
+        .map(field_switch::<E1::Base, E1::Scalar>)
+        .collect()
+}
+
+/// The PerRun challenges over `E`'s RO (numbers of `E::Base`, below
+/// 2²⁵⁰) from the chains' last links, as [`derive_run`] defines them.
+pub(crate) fn drawn_run<E: Engine>(ro: &ROConstants<E>, cfg: &Config, ends: &[E::Base]) -> Vec<E::Base> {
+    let end1 = ends.first().copied().unwrap_or(E::Base::ZERO);
+    let end2 = ends.get(1).copied().unwrap_or(E::Base::ZERO);
+    let first = cfg.run_challenges().saturating_sub(cfg.late);
     // one Poseidon permutation a challenge: side by side
-    (0..v.cfg.run_challenges())
+    (0..cfg.run_challenges())
         .into_par_iter()
         .map(|j| {
-            let h = if j < first {
-                run_drawn::<E1>(&v.ro.n1, end1, j)
+            if j < first {
+                run_drawn::<E>(ro, end1, j)
             } else {
-                run_drawn_late::<E1>(&v.ro.n1, end1, end2, j)
-            };
-            field_switch::<E1::Base, E1::Scalar>(h)
+                run_drawn_late::<E>(ro, end1, end2, j)
+            }
         })
         .collect()
 }
@@ -779,7 +787,7 @@ pub(crate) fn plain_layout(num_vars: usize) -> WitnessLayout {
     WitnessLayout::plain(num_vars)
 }
 
-fn check_step<E1, E2, C>(pp: &Params<E1, E2>, step: &C) -> Result<()>
+pub(crate) fn check_step<E1, E2, C>(pp: &Params<E1, E2>, step: &C) -> Result<()>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
@@ -800,7 +808,7 @@ where
 /// Commit the primary's witness: the last part fresh, W₁ (and W₂ with two
 /// rounds) from the precommitment (whose fingerprints the recomputed values
 /// must match).
-fn commit_primary<E1, E2>(
+pub(crate) fn commit_primary<E1, E2>(
     pp: &Params<E1, E2>,
     cs: &WitnessRecorder<E1::Scalar>,
     pre: Option<&Precommitment<E1>>,

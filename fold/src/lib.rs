@@ -30,6 +30,8 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod augmented;
+pub mod cfivc;
+pub mod cfprimary;
 pub mod compress;
 pub mod cyclefold;
 pub mod cs;
@@ -43,6 +45,7 @@ pub mod ivc;
 pub mod kzg;
 pub mod ladder;
 pub mod nifs;
+pub mod own;
 pub mod params;
 pub mod rawkey;
 pub mod spartan;

@@ -67,12 +67,26 @@ pub fn fold<E: Engine>(
     u: &FoldInstance<E>,
     w: &FoldWitness<E>,
 ) -> Result<(Commitment<E>, RunningInstance<E>, RunningWitness<E>)> {
+    fold_with(ck, shape, big_u, big_w, u, w, |t| fold_challenge::<E>(ro, pp, u, t))
+}
+
+/// [`fold`] with the challenge r drawn by `challenge` from comm_T (the
+/// CycleFold shape draws it from a sponge that has absorbed more).
+pub fn fold_with<E: Engine>(
+    ck: &CommitmentKey<E>,
+    shape: &R1CSShape<E>,
+    big_u: &RunningInstance<E>,
+    big_w: &RunningWitness<E>,
+    u: &FoldInstance<E>,
+    w: &FoldWitness<E>,
+    challenge: impl FnOnce(&Commitment<E>) -> E::Scalar,
+) -> Result<(Commitment<E>, RunningInstance<E>, RunningWitness<E>)> {
     let z1 = z_of::<E>(&big_w.w, big_u.u, &big_u.x);
     let z2 = z_of::<E>(&w.w, E::Scalar::ONE, &u.x);
     let t = cross_term(shape, &z1, big_u.u, &big_w.e, &z2, E::Scalar::ONE, None)?;
     let r_t = E::Scalar::random(&mut rand::rngs::OsRng);
     let comm_t = E::CE::commit(ck, &t, &r_t);
-    let r = fold_challenge::<E>(ro, pp, u, &comm_t);
+    let r = challenge(&comm_t);
     let folded = fold_instance(big_u, u, &comm_t, r);
     let wf = RunningWitness {
         w: big_w.w.par_iter().zip(&w.w).map(|(a, b)| *a + r * b).collect(),

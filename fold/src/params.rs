@@ -179,7 +179,7 @@ where
 /// A step circuit that passes its state through (to measure the layer
 /// alone): `arity` slots, `challenges` challenges, the last `late` of them
 /// in a second round.
-struct Pass(usize, usize, usize);
+pub struct Pass(pub usize, pub usize, pub usize);
 
 impl<F: PrimeField> StepCircuit<F> for Pass {
     type Carry = Vec<nova_snark::frontend::num::AllocatedNum<F>>;
@@ -223,10 +223,32 @@ where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
+    layer_sizes_of::<E1, E2>(arity, challenges, mode, false)
+}
+
+/// [`layer_sizes`] of the CycleFold shape (`crate::cfivc`): the primary's
+/// own part and the CycleFold circuit.
+pub fn layer_sizes_cyclefold<E1, E2>(arity: usize, challenges: usize, mode: ChallengeMode) -> Result<CircuitSizes>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    layer_sizes_of::<E1, E2>(arity, challenges, mode, true)
+}
+
+fn layer_sizes_of<E1, E2>(arity: usize, challenges: usize, mode: ChallengeMode, cyclefold: bool) -> Result<CircuitSizes>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
     let late = usize::from(mode == ChallengeMode::PerRunTwice);
     let c = Pass(arity, challenges, late);
     let cfg = config::<E1::Scalar, _>(&c, mode)?;
-    let (s1, l, s2) = shapes::<E1, E2, _>(&cfg, &c)?;
+    let (s1, l, s2) = if cyclefold {
+        crate::cfivc::shapes::<E1, E2, _>(&cfg, &c)?
+    } else {
+        shapes::<E1, E2, _>(&cfg, &c)?
+    };
     Ok(CircuitSizes {
         primary_second: l.second + l.third,
         ..sizes_of(&s1, &s2)
@@ -372,7 +394,7 @@ where
         Ok(Self::assemble(cfg, s1, layout1, s2, ck1, ck2))
     }
 
-    fn assemble(
+    pub(crate) fn assemble(
         cfg: Config,
         shape1: R1CSShape<E1>,
         layout1: WitnessLayout,
