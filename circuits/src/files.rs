@@ -48,12 +48,8 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// verifier keys hold their matrices compactly and nova-snark's digest of
 /// them, read by zkstep-fold's `spartan` verifier; 25: a fold's challenge
 /// is r = 2¹²⁸ + 2K + 1 for the hash K, multiplied in the circuits by
-/// zkstep-fold's `ladder` — every key's circuits and every proof changed;
-/// 26: the folding layer in the CycleFold shape — the secondary curve's
-/// circuit is the CycleFold circuit, the primary folds its own instances,
-/// and a proof carries the primary's last instance and the CycleFold
-/// running instance).
-pub const FILE_VERSION: u32 = 26;
+/// zkstep-fold's `ladder` — every key's circuits and every proof changed).
+pub const FILE_VERSION: u32 = 25;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

@@ -1,8 +1,7 @@
 //! The folding layer's own circuits beside nova-snark's augmented circuit,
 //! on a step circuit that passes its state through (so only the layer is
 //! counted): constraints, variables and matrix non-zeros a fold, for some
-//! state arities, and where the primary's own constraints go by namespace
-//! (the secondary curve's circuit is the CycleFold circuit).
+//! state arities, and where the secondary's constraints go by namespace.
 //! `cargo run --release -p zkstep-fold --example layer_size [ARITY…]`
 //!
 //! nova-snark keeps its shapes private; its parameters are read back
@@ -11,6 +10,7 @@
 #![allow(clippy::unwrap_used)]
 
 use nova_snark::frontend::num::AllocatedNum;
+use nova_snark::frontend::test_shape_cs::TestShapeCS;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use nova_snark::r1cs::R1CSShape;
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
@@ -82,7 +82,7 @@ fn main() {
         for (name, cons, vars, nz) in [
             ("zkstep-fold primary", s1.num_cons(), s1.num_vars(), nnz(&s1)),
             ("nova-snark primary", np.shape1.num_cons(), np.shape1.num_vars(), nnz(&np.shape1)),
-            ("zkstep-fold CycleFold", s2.num_cons(), s2.num_vars(), nnz(&s2)),
+            ("zkstep-fold secondary", s2.num_cons(), s2.num_vars(), nnz(&s2)),
             ("nova-snark secondary", np.shape2.num_cons(), np.shape2.num_vars(), nnz(&np.shape2)),
         ] {
             println!("| {k} | {name} | {cons} | {vars} | {nz} |");
@@ -107,29 +107,78 @@ fn main() {
             nnz(&s2)
         );
     }
-    // the primary's own part by namespace (PerRunTwice, the training
-    // steps' mode: three parts, two chains), and the CycleFold circuit under
-    // each mode (its shape depends on the parts alone)
+    // where the secondary's constraints go (PerRun, the mode zkstep uses):
+    // by the first two levels of their namespaces, indices folded
     println!();
-    println!("| primary (PerRunTwice, arity 47) namespace | constraints |");
+    println!("| secondary (PerRun) namespace | constraints |");
+    println!("| --- | ---: |");
+    let c = zkstep_fold::testing::Permutation::<F>::new(vec![0; 3], vec![0; 3], false);
+    let cfg = zkstep_fold::params::config(&c, ChallengeMode::PerRun).unwrap();
+    let mut cs = TestShapeCS::<E2>::new();
+    let ro = ROConstantsCircuit::<E1>::default();
+    zkstep_fold::augmented::synthesize_secondary::<E1, _>(&mut cs, &cfg, &ro, None).unwrap();
+    let mut groups: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, _, _, name) in &cs.constraints {
+        let key: Vec<&str> = name
+            .split('/')
+            .take(2)
+            .map(|p| p.trim_end_matches(|ch: char| ch.is_ascii_digit()))
+            .collect();
+        *groups.entry(key.join("/")).or_default() += 1;
+    }
+    for (k, n) in &groups {
+        println!("| {k} | {n} |");
+    }
+    println!("| total | {} |", cs.constraints.len());
+    // zkstep's training steps draw two rounds (PerRunTwice): three parts,
+    // two chains; the secondary alone (its shape does not depend on the step)
+    let cfg = zkstep_fold::augmented::Config { arity: 1, challenges: 2, late: 1, mode: ChallengeMode::PerRunTwice };
+    let mut cs = TestShapeCS::<E2>::new();
+    zkstep_fold::augmented::synthesize_secondary::<E1, _>(&mut cs, &cfg, &ro, None).unwrap();
+    println!();
+    println!("secondary (PerRunTwice): {} constraints, {} variables", cs.num_constraints(), cs.num_aux());
+    let mut groups: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, _, _, name) in &cs.constraints {
+        let key: Vec<&str> = name
+            .split('/')
+            .take(3)
+            .map(|p| p.trim_end_matches(|ch: char| ch.is_ascii_digit()))
+            .collect();
+        *groups.entry(key.join("/")).or_default() += 1;
+    }
+    for (k, n) in &groups {
+        println!("| {k} | {n} |");
+    }
+
+    // design step 2's CycleFold shape (zkstep_fold::cfivc), not yet the
+    // product's: the primary's own part and the CycleFold circuit
+    println!();
+    println!("| CycleFold shape, arity 47 | primary constraints | primary variables | secondary constraints | secondary non-zeros |");
+    println!("| --- | ---: | ---: | ---: | ---: |");
+    for (mode, k) in [(ChallengeMode::None, 0), (ChallengeMode::PerRun, 2), (ChallengeMode::PerRunTwice, 2)] {
+        let old = zkstep_fold::params::layer_sizes::<E1, E2>(47, k, mode).unwrap();
+        let cf = zkstep_fold::params::layer_sizes_cyclefold::<E1, E2>(47, k, mode).unwrap();
+        println!(
+            "| {mode:?} (now: {} / {}) | {} | {} | {} | {} |",
+            old.primary_constraints,
+            old.secondary_constraints,
+            cf.primary_constraints,
+            cf.primary_variables,
+            cf.secondary_constraints,
+            cf.secondary_nonzeros
+        );
+    }
+    println!();
+    println!("| CycleFold primary (PerRunTwice, arity 47) namespace | constraints |");
     println!("| --- | ---: |");
     let step = zkstep_fold::params::Pass(47, 2, 1);
     let cfg = zkstep_fold::params::config::<F, _>(&step, ChallengeMode::PerRunTwice).unwrap();
     let mut cs = zkstep_fold::cs::ShapeRecorder::<F>::counting(3);
     let roc = ROConstantsCircuit::<E2>::default();
-    zkstep_fold::augmented::synthesize_primary::<E1, E2, _, _>(&mut cs, &cfg, &roc, &step, None).unwrap();
+    zkstep_fold::cfprimary::synthesize::<E1, E2, _, _>(&mut cs, &cfg, &roc, &step, None).unwrap();
     for (k, n) in cs.by_namespace() {
         println!("| {k} | {n} |");
     }
     println!("| total | {} |", cs.num_constraints());
-    println!();
-    println!("| mode (arity 47) | primary's own constraints | CycleFold constraints | CycleFold non-zeros |");
-    println!("| --- | ---: | ---: | ---: |");
-    for (mode, k) in [(ChallengeMode::None, 0), (ChallengeMode::PerRun, 2), (ChallengeMode::PerRunTwice, 2)] {
-        let s = zkstep_fold::params::layer_sizes::<E1, E2>(47, k, mode).unwrap();
-        println!(
-            "| {mode:?} | {} | {} | {} |",
-            s.primary_constraints, s.secondary_constraints, s.secondary_nonzeros
-        );
-    }
+
 }

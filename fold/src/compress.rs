@@ -1,7 +1,6 @@
 //! Compression into one zero-knowledge proof of constant size.
 //!
-//! 1. The primary's last instance is folded into its running instance
-//!    (natively: the verifier recomputes the fold from T).
+//! 1. The secondary's last instance is folded into its running instance.
 //! 2. Each running instance is folded with a random satisfying instance of
 //!    its shape, so the witness the SNARKs see is uniformly random; the
 //!    folded commitments are hiding, and their blinds are revealed only
@@ -21,8 +20,7 @@ use crate::error::{FoldError, Result};
 use crate::instance::{
     commit_witness, parts, Commitment, DerandKey, FoldInstance, RunningInstance, RunningWitness,
 };
-use crate::augmented::cf_io_len;
-use crate::ivc::{check_final, derive_run, plain_layout, run_ends, FinalState, Ivc};
+use crate::ivc::{check_final, derive_run, plain_layout, FinalState, Ivc};
 use crate::nifs;
 use crate::params::{Params, RoSet, View};
 use crate::spartan::Compressor;
@@ -115,13 +113,13 @@ where
     EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
     // z_n is the verifier's (what it expects), not the proof's
-    chain: Vec<E1::Scalar>,
+    chain: Vec<E2::Scalar>,
     run1: RunningInstance<E1>,
-    last1: FoldInstance<E1>,
-    // the CycleFold running instance
     run2: RunningInstance<E2>,
-    blind: E1::Scalar,
-    t_last1: Commitment<E1>,
+    last2: FoldInstance<E2>,
+    blind1: E1::Scalar,
+    blind2: E2::Scalar,
+    t_last2: Commitment<E2>,
     rand2: RunningInstance<E2>,
     t_rand2: Commitment<E2>,
     rand1: RunningInstance<E1>,
@@ -316,9 +314,9 @@ where
         ivc: &Ivc<E1, E2>,
         masks: Masks<E1, E2>,
     ) -> Result<Self> {
-        let Some((last1, last1_w)) = ivc.last1.as_ref() else {
+        if ivc.i == 0 {
             return Err(FoldError::Invalid("an IVC of no folds".into()));
-        };
+        }
         let Masks { rand1, rand1_w, rand2, rand2_w } = masks;
         if rand1_w.w.len() != pp.shape1.num_vars()
             || rand1_w.e.len() != pp.shape1.num_cons()
@@ -327,35 +325,35 @@ where
         {
             return Err(FoldError::Invalid("masks drawn under other parameters".into()));
         }
-        let (t_last1, f1, f1_w) = nifs::fold(
-            &pp.ck1,
-            &pp.ro.n1,
-            pp.digest_base(),
-            &pp.shape1,
-            &ivc.run1,
-            &ivc.run1_w,
-            last1,
-            last1_w,
-        )?;
-        let (t_rand1, n1, n1_w) = nifs::fold_relaxed(
-            &pp.ck1,
-            &pp.ro.n1,
-            pp.digest_base(),
-            &pp.shape1,
-            &f1,
-            &f1_w,
-            &rand1,
-            &rand1_w,
-        )?;
-        let (t_rand2, n2, n2_w) = nifs::fold_relaxed(
+        let (t_last2, f2, f2_w) = nifs::fold(
             &pp.ck2,
             &pp.ro.n2,
             pp.digest,
             &pp.shape2,
             &ivc.run2,
             &ivc.run2_w,
+            &ivc.last2,
+            &ivc.last2_w,
+        )?;
+        let (t_rand2, n2, n2_w) = nifs::fold_relaxed(
+            &pp.ck2,
+            &pp.ro.n2,
+            pp.digest,
+            &pp.shape2,
+            &f2,
+            &f2_w,
             &rand2,
             &rand2_w,
+        )?;
+        let (t_rand1, n1, n1_w) = nifs::fold_relaxed(
+            &pp.ck1,
+            &pp.ro.n1,
+            pp.digest_base(),
+            &pp.shape1,
+            &ivc.run1,
+            &ivc.run1_w,
+            &rand1,
+            &rand1_w,
         )?;
         let dk1 = E1::CE::derand_key(&pp.ck1);
         let dk2 = E2::CE::derand_key(&pp.ck2);
@@ -381,10 +379,11 @@ where
         Ok(CompressedProof {
             chain: ivc.chain.clone(),
             run1: ivc.run1.clone(),
-            last1: last1.clone(),
             run2: ivc.run2.clone(),
-            blind: ivc.blind,
-            t_last1,
+            last2: ivc.last2.clone(),
+            blind1: ivc.blind1,
+            blind2: ivc.blind2,
+            t_last2,
             rand2,
             t_rand2,
             rand1,
@@ -436,9 +435,12 @@ where
         if self.blinds1.len() != parts(&vk.layout1)
             || !sized(&self.rand1, cfg.primary_parts(), cfg.primary_io())
             || !sized(&self.run1, cfg.primary_parts(), cfg.primary_io())
-            || self.last1.comm_w.len() != cfg.primary_parts()
-            || self.last1.x.len() != cfg.primary_io()
-            || [&self.rand2, &self.run2].iter().any(|u| u.comm_w.len() != 1 || u.x.len() != cf_io_len(&cfg))
+            || self.rand2.comm_w.len() != 1
+            || self.rand2.x.len() != 2
+            || self.run2.comm_w.len() != 1
+            || self.run2.x.len() != 2
+            || self.last2.comm_w.len() != 1
+            || self.last2.x.len() != 2
             || self.chain.len() != cfg.chain_len()
             || self.openings.len() != vk.layout1.parts - 1
         {
@@ -460,7 +462,7 @@ where
                 ))));
             }
             // the challenges of a PerRun IVC come from the chains' ends
-            let ch = derive_run(&view, &run_ends(&view, &self.chain, &self.last1));
+            let ch = derive_run(&view, &self.chain);
             let mut z0f = z0;
             z0f.extend(ch.iter().copied());
             let mut znf = zn;
@@ -469,9 +471,10 @@ where
                 zn: &znf,
                 chain: &self.chain,
                 run1: &self.run1,
-                last1: &self.last1,
                 run2: &self.run2,
-                blind: self.blind,
+                last2: &self.last2,
+                blind1: self.blind1,
+                blind2: self.blind2,
             };
             Ok(check_final(&view, num_steps, &z0f, &st))
         };
@@ -482,9 +485,15 @@ where
     /// The checks that read the proof alone: the last folds, the two
     /// SNARKs and the openings of the later parts.
     fn check_snarks(&self, vk: &VerifierKey<E1, E2, S1, S2, EE1>, view: &View<'_, E1, E2>) -> Result<()> {
-        let f1 = nifs::verify_fold(&view.ro.n1, view.digest_base(), &self.run1, &self.last1, &self.t_last1);
-        let n1 = nifs::verify_relaxed(&view.ro.n1, view.digest_base(), &f1, &self.rand1, &self.t_rand1);
-        let n2 = nifs::verify_relaxed(&view.ro.n2, vk.digest, &self.run2, &self.rand2, &self.t_rand2);
+        let f2 = nifs::verify_fold(&view.ro.n2, vk.digest, &self.run2, &self.last2, &self.t_last2);
+        let n2 = nifs::verify_relaxed(&view.ro.n2, vk.digest, &f2, &self.rand2, &self.t_rand2);
+        let n1 = nifs::verify_relaxed(
+            &view.ro.n1,
+            view.digest_base(),
+            &self.run1,
+            &self.rand1,
+            &self.t_rand1,
+        );
         let u1 = derandomize::<E1>(&vk.dk1, &n1, &self.blinds1, &self.r_e1)?;
         let u2 = derandomize::<E2>(&vk.dk2, &n2, &[self.blind2_w], &self.r_e2)?;
         // the openings of the later parts beside the two SNARKs (each

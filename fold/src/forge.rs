@@ -101,7 +101,7 @@ fn a_w1_changed_after_the_challenge_is_rejected() {
 
     // comm_W₁ kept, W₁ changed: comm_W₁ does not open to W's first part
     let f = ivc.primary(pp, &forged, Some(&pre_forged), vec![alpha]).unwrap();
-    ivc.finish(f);
+    ivc.finish(pp, f).unwrap();
     rejected(ivc.verify(pp, 1, &z0));
 
     // the same, with comm_W₂ made up so that comm_W₁ + comm_W₂ opens to W:
@@ -113,7 +113,7 @@ fn a_w1_changed_after_the_challenge_is_rejected() {
     let whole = commit_witness::<E1>(&pp.ck1, &plain, &f.w1.w, &[r]).unwrap()[0];
     f.u1.comm_w[1] = whole + f.u1.comm_w[0] * (-F::ONE);
     f.w1.blinds = vec![f.w1.blinds[0], r - f.w1.blinds[0]];
-    ivc.finish(f);
+    ivc.finish(pp, f).unwrap();
     rejected(ivc.verify(pp, 1, &z0));
     let proof = Proof::prove(pp, &pk, &ivc).unwrap();
     let why = rejected(proof.verify(&vk, 1, &z0, ivc.outputs()).map(|_| vec![]));
@@ -133,7 +133,7 @@ fn a_swapped_comm_w1_is_rejected() {
     let z1 = ivc.outputs().to_vec();
     let swapped = vouch(pp, &p1, &c2, &z1);
     let f = ivc.primary(pp, &c2, Some(&swapped), draw(pp, Some(&p1))).unwrap();
-    ivc.finish(f);
+    ivc.finish(pp, f).unwrap();
     rejected(ivc.verify(pp, 2, &z0));
 
     // PerRun: the challenges drawn from the commitments in another order
@@ -159,7 +159,7 @@ fn a_challenge_not_equal_to_its_hash_is_rejected() {
     let alpha = draw(pp, Some(&pre))[0];
     let mut ivc = Ivc::new(pp, &z0, vec![]).unwrap();
     let f = ivc.primary(pp, &c, Some(&pre), vec![alpha + F::ONE]).unwrap();
-    ivc.finish(f);
+    ivc.finish(pp, f).unwrap();
     rejected(ivc.verify(pp, 1, &z0));
 
     // PerRun: challenges other than the chain's
@@ -341,7 +341,7 @@ fn a_w2_that_follows_the_second_round_is_rejected() {
     let whole = commit_witness::<E1>(&pp.ck1, &plain, &f.w1.w, &[r]).unwrap()[0];
     f.u1.comm_w[2] = whole + (f.u1.comm_w[0] + f.u1.comm_w[1]) * (-F::ONE);
     f.w1.blinds[2] = r - f.w1.blinds[0] - f.w1.blinds[1];
-    ivc.finish(f);
+    ivc.finish(pp, f).unwrap();
     rejected(ivc.verify(pp, 1, &z0));
     let proof = Proof::prove(pp, &pk, &ivc).unwrap();
     let why = rejected(proof.verify(&vk, 1, &z0, ivc.outputs()).map(|_| vec![]));

@@ -1,22 +1,77 @@
-//! A running instance of one curve allocated in the other curve's circuit
-//! (the CycleFold running instance in the primary's), where its
-//! commitments are native points and its public IO is a non-native number
-//! (limbs of 68, 68 and 118 bits, folded by `foreign::fold`), and the fold
-//! of an incoming instance into it — the in-circuit twin of
-//! `nifs::fold_instance`.
+//! Instances of one curve allocated in the other curve's circuit, where
+//! their commitments are native points and their public IO is a non-native
+//! number (limbs of 68, 68 and 118 bits, folded by `foreign::fold`), and
+//! the fold of an incoming instance into the running one — the in-circuit
+//! twin of `nifs::fold_instance`.
 
 use crate::foreign::{self, field_to_big, Foreign};
-use crate::hash::CHALLENGE_BITS;
-use crate::instance::RunningInstance;
+use crate::hash::{ro_circuit, CHALLENGE_BITS, HASH_BITS};
+use crate::instance::{FoldInstance, RunningInstance};
 use crate::ladder::{fold_point, odd_challenge_num};
 use ff::{Field, PrimeField};
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::{AllocatedBit, Boolean, ConstraintSystem, SynthesisError};
 use nova_snark::gadgets::ecc::AllocatedPoint;
-use nova_snark::gadgets::utils::{alloc_scalar_as_base, conditionally_select};
+use nova_snark::gadgets::utils::{alloc_scalar_as_base, conditionally_select, le_bits_to_num};
 use nova_snark::traits::commitment::CommitmentTrait;
-use nova_snark::traits::{Engine, ROCircuitTrait};
+use nova_snark::traits::{Engine, ROCircuitTrait, ROConstantsCircuit};
 use num_bigint::BigUint;
+
+/// A fresh instance of `E`, allocated in a circuit over `E::Base`.
+#[derive(Clone)]
+pub struct AllocIncoming<E: Engine> {
+    /// Its witness commitments (checked on the curve).
+    pub w: Vec<AllocatedPoint<E>>,
+    /// Its public IO (values below 2²⁵⁰, the same number in both fields).
+    pub x: Vec<AllocatedNum<E::Base>>,
+    /// The same values as range-checked limbs (the top one of 114 bits, so
+    /// the limbs are the value's own: below 2²⁵⁰, no other representative).
+    pub xl: Vec<Foreign<E::Base>>,
+}
+
+impl<E: Engine> AllocIncoming<E> {
+    /// Allocate `inst` (None: points at infinity and zeros, for the shape
+    /// and the first fold) with `parts` commitments and `io` values.
+    pub fn alloc<CS: ConstraintSystem<E::Base>>(
+        mut cs: CS,
+        inst: Option<&FoldInstance<E>>,
+        parts: usize,
+        io: usize,
+    ) -> Result<Self, SynthesisError> {
+        let w = (0..parts)
+            .map(|k| {
+                let p = AllocatedPoint::alloc(
+                    cs.namespace(|| format!("W{k}")),
+                    inst.map(|u| u.comm_w[k].to_coordinates()),
+                )?;
+                p.check_on_curve(cs.namespace(|| format!("W{k} on the curve")))?;
+                Ok(p)
+            })
+            .collect::<Result<Vec<_>, SynthesisError>>()?;
+        let x = (0..io)
+            .map(|k| {
+                alloc_scalar_as_base::<E, _>(cs.namespace(|| format!("X{k}")), inst.map(|u| u.x[k]))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let xl = x
+            .iter()
+            .enumerate()
+            .map(|(k, v)| Foreign::of_num(cs.namespace(|| format!("X{k} limbs")), v, HASH_BITS as u32 - 136))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AllocIncoming { w, x, xl })
+    }
+
+    /// Absorb as `FoldInstance::absorb` does.
+    pub fn absorb(&self, ro: &mut E::ROCircuit) -> Result<(), SynthesisError> {
+        for p in &self.w {
+            p.absorb_in_ro(ro)?;
+        }
+        for x in &self.x {
+            ro.absorb(x);
+        }
+        Ok(())
+    }
+}
 
 /// A running instance of `E`, allocated in a circuit over `E::Base`.
 pub struct AllocRunning<E: Engine> {
@@ -83,6 +138,20 @@ impl<E: Engine> AllocRunning<E> {
         })
     }
 
+    /// A fresh instance as a running one (E at infinity, u = 1).
+    pub fn from_incoming<CS: ConstraintSystem<E::Base>>(
+        mut cs: CS,
+        inc: &AllocIncoming<E>,
+    ) -> Result<Self, SynthesisError> {
+        let e = AllocatedPoint::default(cs.namespace(|| "E"))?;
+        Ok(AllocRunning {
+            w: inc.w.clone(),
+            e,
+            u: AllocatedNum::one::<CS>(),
+            x: inc.xl.clone(),
+        })
+    }
+
     /// Absorb as `RunningInstance::absorb` does.
     pub fn absorb<CS: ConstraintSystem<E::Base>>(
         &self,
@@ -135,12 +204,26 @@ impl<E: Engine> AllocRunning<E> {
         Ok(())
     }
 
-    /// Fold an incoming instance into this one with cross term `t` at the
-    /// challenge r = 2¹²⁸ + 2K + 1 whose K has the bits `r_bits` (drawn by
-    /// the caller, after everything folded here), the incoming instance
-    /// given as its commitments and its IO's limbs (range-checked, or bound
-    /// to limbs that were, by the caller): Wₖ + r·wₖ, E + r·T, u + r,
+    /// Fold `inc` into this instance with cross term `t`:
+    /// r = 2¹²⁸ + 2·H(pp, inc, T) + 1; Wₖ + r·incₖ, E + r·T, u + r,
     /// X + r·x (mod |E::Scalar|).
+    pub fn fold<CS: ConstraintSystem<E::Base>>(
+        &self,
+        mut cs: CS,
+        c: &ROConstantsCircuit<E>,
+        pp: &AllocatedNum<E::Base>,
+        inc: &AllocIncoming<E>,
+        t: &AllocatedPoint<E>,
+    ) -> Result<Self, SynthesisError> {
+        // r = 2¹²⁸ + 2K + 1 from K's bits: the ladder's odd multiplier
+        let r_bits = fold_challenge_circuit(cs.namespace(|| "r bits"), c, pp, inc, t)?;
+        self.fold_by(cs, &inc.w, &inc.xl, t, &r_bits)
+    }
+
+    /// [`AllocRunning::fold`] at the challenge whose K has the bits `r_bits`
+    /// (drawn by the caller, after everything folded here), the incoming
+    /// instance given as its commitments and its IO's limbs (range-checked,
+    /// or bound to limbs that were, by the caller).
     pub fn fold_by<CS: ConstraintSystem<E::Base>>(
         &self,
         mut cs: CS,
@@ -257,12 +340,51 @@ fn rho_limbs<F: PrimeField, CS: ConstraintSystem<F>>(
     Ok([r0, r1])
 }
 
+/// Circuit twin of [`crate::hash::state_hash`].
+pub fn state_hash_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
+    mut cs: CS,
+    c: &ROConstantsCircuit<E>,
+    pp: &AllocatedNum<E::Base>,
+    i: &AllocatedNum<E::Base>,
+    state: &[AllocatedNum<E::Base>],
+    u: &AllocRunning<E>,
+    blind: &AllocatedNum<E::Base>,
+) -> Result<AllocatedNum<E::Base>, SynthesisError> {
+    let mut h = ro_circuit::<E>(c);
+    h.absorb(pp);
+    h.absorb(i);
+    for s in state {
+        h.absorb(s);
+    }
+    u.absorb(cs.namespace(|| "U"), &mut h)?;
+    h.absorb(blind);
+    let bits = h.squeeze(cs.namespace(|| "squeeze"), HASH_BITS, false)?;
+    le_bits_to_num(cs.namespace(|| "value"), &bits)
+}
+
+/// Circuit twin of [`crate::hash::fold_challenge`]: r's bits, little-endian.
+fn fold_challenge_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
+    cs: CS,
+    c: &ROConstantsCircuit<E>,
+    pp: &AllocatedNum<E::Base>,
+    u: &AllocIncoming<E>,
+    t: &AllocatedPoint<E>,
+) -> Result<Vec<AllocatedBit>, SynthesisError> {
+    let mut h = ro_circuit::<E>(c);
+    h.absorb(pp);
+    u.absorb(&mut h)?;
+    t.absorb_in_ro(&mut h)?;
+    h.squeeze(cs, CHALLENGE_BITS, false)
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::{chain_link, chain_link_circuit, state_hash};
     use nova_snark::frontend::test_cs::TestConstraintSystem;
     use nova_snark::traits::commitment::CommitmentEngineTrait;
-    use nova_snark::traits::{ROConstants, ROTrait};
+    use nova_snark::traits::ROConstants;
     use rand::rngs::OsRng;
 
     type E1 = nova_snark::provider::Bn256EngineKZG;
@@ -285,34 +407,29 @@ mod tests {
         AllocatedNum::alloc(cs.namespace(|| name.to_string()), || Ok(v)).unwrap()
     }
 
-    /// The hash in the circuit of an allocated instance (absorbed alone).
-    fn hashed(cs: &mut TestConstraintSystem<Fq>, u: &AllocRunning<E1>) -> Fq {
-        let mut h = <E1 as Engine>::ROCircuit::new_with_mode(
-            nova_snark::traits::ROConstantsCircuit::<E1>::default(),
-            crate::hash::RO_MODE,
-        );
-        u.absorb(cs.namespace(|| "absorb"), &mut h).unwrap();
-        h.squeeze_scalar(cs.namespace(|| "squeeze")).unwrap().get_value().unwrap()
-    }
-
-    /// The same natively ([`RunningInstance::absorb`]).
-    fn hashed_natively(u: &RunningInstance<E1>) -> Fq {
-        let mut h = <E1 as Engine>::RO::new_with_mode(ROConstants::<E1>::default(), crate::hash::RO_MODE);
-        u.absorb(&mut h);
-        h.squeeze(<Fq as PrimeField>::NUM_BITS as usize, false)
+    /// The state hash in the circuit of an allocated instance.
+    fn hashed(cs: &mut TestConstraintSystem<Fq>, u: &AllocRunning<E1>, state: &[Fq]) -> Fq {
+        let ro = ROConstantsCircuit::<E1>::default();
+        let (pp, i, b) = (num(cs, "pp", Fq::from(11)), num(cs, "i", Fq::from(2)), num(cs, "blind", Fq::from(13)));
+        let s: Vec<_> = state.iter().enumerate().map(|(k, v)| num(cs, &format!("s{k}"), *v)).collect();
+        let h = state_hash_circuit(cs.namespace(|| "hash"), &ro, &pp, &i, &s, u, &b).unwrap();
+        h.get_value().unwrap()
     }
 
     #[test]
-    fn a_running_instance_is_absorbed_alike_in_and_out_of_the_circuit() {
+    fn a_running_instance_hashes_alike_in_and_out_of_the_circuit() {
         let inst = instance();
+        let state = [Fq::from(17), Fq::from(19)];
+        let native = state_hash::<E1>(&ROConstants::<E1>::default(), Fq::from(11), 2, &state, &inst, Fq::from(13));
         let mut cs = TestConstraintSystem::<Fq>::new();
         let u = AllocRunning::<E1>::alloc(cs.namespace(|| "U"), Some(&inst), 3, 2).unwrap();
-        assert_eq!(hashed(&mut cs, &u), hashed_natively(&inst));
+        assert_eq!(hashed(&mut cs, &u, &state), native);
         assert!(cs.is_satisfied());
         // another point at infinity is another hash
         let mut other = inst.clone();
         other.comm_w.swap(1, 2);
-        assert_ne!(hashed_natively(&inst), hashed_natively(&other));
+        let native2 = state_hash::<E1>(&ROConstants::<E1>::default(), Fq::from(11), 2, &state, &other, Fq::from(13));
+        assert_ne!(native, native2);
     }
 
     #[test]
@@ -342,7 +459,25 @@ mod tests {
         assert!(cs.is_satisfied());
         u.w[0].is_infinity = num(&mut cs, "forged flag", Fq::from(2));
         u.w[1].is_infinity = num(&mut cs, "forged flag 1", Fq::ZERO);
-        hashed(&mut cs, &u);
-        assert_eq!(cs.which_is_unsatisfied(), Some("absorb/flag 0 is a bit"));
+        hashed(&mut cs, &u, &[]);
+        assert_eq!(cs.which_is_unsatisfied(), Some("hash/U/flag 0 is a bit"));
+    }
+
+    #[test]
+    fn a_chain_link_is_the_same_in_and_out_of_the_circuit() {
+        let inst = instance();
+        let ro = ROConstantsCircuit::<E1>::default();
+        for c in inst.comm_w.iter().chain([&inst.comm_e]) {
+            let prev = Fq::random(OsRng);
+            let native = chain_link::<E1>(&ROConstants::<E1>::default(), prev, c);
+            let mut cs = TestConstraintSystem::<Fq>::new();
+            let p = num(&mut cs, "prev", prev);
+            let pt = AllocatedPoint::<E1>::alloc(cs.namespace(|| "W"), Some(c.to_coordinates())).unwrap();
+            let link = chain_link_circuit(cs.namespace(|| "link"), &ro, &p, &pt).unwrap();
+            assert_eq!(link.get_value(), Some(native));
+            assert!(cs.is_satisfied());
+            // one narrow permutation, no bit decomposition of the output
+            assert!(cs.num_constraints() < 400, "{} constraints", cs.num_constraints());
+        }
     }
 }

@@ -2,14 +2,11 @@
 //! `prove_step` per fold, `verify` (the whole running state, for tests; the
 //! product compresses with `compress`).
 //!
-//! The CycleFold shape (design step 2): each fold (after the first) folds
-//! the primary's last instance into its running instance natively, proves
-//! the commitments' scalar multiplications R = P + r·Q with one CycleFold
-//! instance (`cyclefold`) and folds that into the CycleFold running
-//! instance, then runs the primary circuit (`augmented`), which checks both
-//! folds and runs the step, and commits its witness (the last part fresh;
-//! W₁, and W₂ with two rounds, from the precommitment). The fold's new
-//! instance is folded by the next fold, or by compression.
+//! Each fold: fold the secondary's last instance into its running instance
+//! (natively), run the primary circuit (which folds the same in-circuit and
+//! runs the step), commit its witness (W₂ and, on a split layout, W₁ from
+//! the precommitment), fold it into the primary's running instance, and run
+//! the secondary circuit on it.
 //!
 //! Challenges: `PerFold` commits each fold's W₁ first ([`Ivc::precommit`],
 //! done inside `prove_step`) and draws αⱼ = H(pp, comm_W₁, j); `PerRun`
@@ -17,26 +14,24 @@
 //! [`Ivc::precommit`] over all folds, [`run_challenges`] on the results, and
 //! hands each precommitment to its `prove_step`.
 
-use crate::augmented::{
-    cf_challenge, cf_io_len, chain_link, fold_drawn, own_challenge, state_hash, synthesize_primary, PrimaryInputs,
-};
-use crate::cs::{PhasedCs, Region, WitnessLayout, WitnessRecorder};
-use crate::cyclefold;
+use crate::augmented::{synthesize_primary, synthesize_secondary, Config, PrimaryInputs, SecondaryInputs};
+use crate::cs::{PhasedCs, Region, WitnessRecorder};
 use crate::error::{FoldError, Result};
-use crate::hash::{run_drawn, run_drawn_late, CHALLENGE_BITS};
+use crate::hash::{chain_link, fold_drawn, run_drawn, run_drawn_late, state_hash};
 use crate::instance::{
     check_running, commit_at, commit_first, commit_witness, Commitment, CommitmentKey, FoldInstance,
     FoldWitness, RunningInstance, RunningWitness,
 };
-use crate::ladder::odd_challenge;
 use crate::nifs;
 use crate::params::{Params, View};
 use crate::step::{ChallengeMode, StepCircuit};
+use crate::cs::WitnessLayout;
 use ff::Field;
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::ConstraintSystem;
+use nova_snark::gadgets::utils::field_switch;
 use nova_snark::traits::commitment::CommitmentEngineTrait;
-use nova_snark::traits::Engine;
+use nova_snark::traits::{Engine, ROConstants};
 use rand::rngs::OsRng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -147,17 +142,17 @@ where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
-    let link = |acc, c| chain_link::<E1, E2>(&pp.ro.n2, acc, c);
-    let end1 = pre.iter().fold(E1::Scalar::ZERO, |acc, p| link(acc, &p.comm));
-    let seconds: Option<Vec<_>> = pre.iter().map(|p| p.second.as_ref()).collect();
+    let link = |acc, c: &Commitment<E1>| chain_link::<E1>(&pp.ro.n1, acc, c);
+    let end1 = pre.iter().fold(E1::Base::ZERO, |acc, p| link(acc, &p.comm));
     let v = pp.view();
+    let seconds: Option<Vec<_>> = pre.iter().map(|p| p.second.as_ref()).collect();
     match seconds {
         Some(s) if pp.cfg.mode == ChallengeMode::PerRunTwice => {
-            let end2 = s.iter().fold(E1::Scalar::ZERO, |acc, c| link(acc, &c.comm));
+            let end2 = s.iter().fold(E1::Base::ZERO, |acc, c| link(acc, &c.comm));
             derive_run(&v, &[end1, end2])
         }
         _ => {
-            let mut ch = derive_run(&v, &[end1, E1::Scalar::ZERO]);
+            let mut ch = derive_run(&v, &[end1, E1::Base::ZERO]);
             ch.truncate(pp.cfg.challenges - pp.cfg.late);
             ch
         }
@@ -165,47 +160,38 @@ where
 }
 
 /// The PerRun challenges from the chains' last links: αⱼ = H(end₁, j) for
-/// the first round, βⱼ = H(end₁, end₂, j) for the second (PerRunTwice), on
-/// the primary's field (the chains live in its circuit).
-pub(crate) fn derive_run<E1, E2>(v: &View<'_, E1, E2>, ends: &[E1::Scalar]) -> Vec<E1::Scalar>
+/// the first round, βⱼ = H(end₁, end₂, j) for the second (PerRunTwice).
+pub(crate) fn derive_run<E1, E2>(v: &View<'_, E1, E2>, ends: &[E1::Base]) -> Vec<E1::Scalar>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
-    let end1 = ends.first().copied().unwrap_or(E1::Scalar::ZERO);
-    let end2 = ends.get(1).copied().unwrap_or(E1::Scalar::ZERO);
-    let first = v.cfg.run_challenges().saturating_sub(v.cfg.late);
+    drawn_run::<E1>(&v.ro.n1, &v.cfg, ends)
+        .into_iter()
+        .map(field_switch::<E1::Base, E1::Scalar>)
+        .collect()
+}
+
+/// The PerRun challenges over `E`'s RO (numbers of `E::Base`, below
+/// 2²⁵⁰) from the chains' last links, as [`derive_run`] defines them.
+pub(crate) fn drawn_run<E: Engine>(ro: &ROConstants<E>, cfg: &Config, ends: &[E::Base]) -> Vec<E::Base> {
+    let end1 = ends.first().copied().unwrap_or(E::Base::ZERO);
+    let end2 = ends.get(1).copied().unwrap_or(E::Base::ZERO);
+    let first = cfg.run_challenges().saturating_sub(cfg.late);
     // one Poseidon permutation a challenge: side by side
-    (0..v.cfg.run_challenges())
+    (0..cfg.run_challenges())
         .into_par_iter()
         .map(|j| {
             if j < first {
-                run_drawn::<E2>(&v.ro.n2, end1, j)
+                run_drawn::<E>(ro, end1, j)
             } else {
-                run_drawn_late::<E2>(&v.ro.n2, end1, end2, j)
+                run_drawn_late::<E>(ro, end1, end2, j)
             }
         })
         .collect()
 }
 
-/// The chains' last links: each chain's state with the last instance's
-/// part linked (the circuit links a fold's instance when the next fold
-/// folds it; the last one is never folded in a circuit).
-pub(crate) fn run_ends<E1, E2>(v: &View<'_, E1, E2>, chain: &[E1::Scalar], last: &FoldInstance<E1>) -> Vec<E1::Scalar>
-where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
-{
-    chain
-        .iter()
-        .zip(&last.comm_w)
-        .map(|(c, w)| chain_link::<E1, E2>(&v.ro.n2, *c, w))
-        .collect()
-}
-
-/// The state the IVC is in after some folds: the primary's running
-/// instance, its last instance (not yet folded), the CycleFold running
-/// instance, the step's state, the chains.
+/// The state the IVC is in after some folds.
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(bound = "")]
 pub struct Ivc<E1, E2>
@@ -214,16 +200,19 @@ where
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
     pub(crate) arity: usize,
+    pub(crate) z0: Vec<E1::Scalar>,
     pub(crate) h0: E1::Scalar,
     pub(crate) zi: Vec<E1::Scalar>,
-    pub(crate) chain: Vec<E1::Scalar>,
+    pub(crate) chain: Vec<E2::Scalar>,
     pub(crate) i: u64,
     pub(crate) run1: RunningInstance<E1>,
     pub(crate) run1_w: RunningWitness<E1>,
-    pub(crate) last1: Option<(FoldInstance<E1>, FoldWitness<E1>)>,
     pub(crate) run2: RunningInstance<E2>,
     pub(crate) run2_w: RunningWitness<E2>,
-    pub(crate) blind: E1::Scalar,
+    pub(crate) last2: FoldInstance<E2>,
+    pub(crate) last2_w: FoldWitness<E2>,
+    pub(crate) blind1: E1::Scalar,
+    pub(crate) blind2: E2::Scalar,
 }
 
 impl<E1, E2> Ivc<E1, E2>
@@ -250,18 +239,26 @@ where
         Ok(Ivc {
             arity: cfg.arity,
             h0: first_hash(&pp.view(), &z),
-            zi: z,
-            chain: vec![E1::Scalar::ZERO; cfg.chain_len()],
+            zi: z.clone(),
+            z0: z,
+            chain: vec![E2::Scalar::ZERO; cfg.chain_len()],
             i: 0,
             run1: RunningInstance::default_with(parts, cfg.primary_io()),
             run1_w: RunningWitness::default_with(&pp.shape1, parts),
-            last1: None,
-            run2: RunningInstance::default_with(1, cf_io_len(&cfg)),
+            run2: RunningInstance::default_with(1, 2),
             run2_w: RunningWitness::default_with(&pp.shape2, 1),
-            blind: E1::Scalar::ZERO,
+            last2: FoldInstance {
+                comm_w: vec![Commitment::<E2>::default()],
+                x: vec![E2::Scalar::ZERO; 2],
+            },
+            last2_w: FoldWitness {
+                w: vec![E2::Scalar::ZERO; pp.shape2.num_vars()],
+                blinds: vec![E2::Scalar::ZERO],
+            },
+            blind1: E1::Scalar::ZERO,
+            blind2: E2::Scalar::ZERO,
         })
     }
-
 
     /// Folds done.
     pub fn num_steps(&self) -> u64 {
@@ -501,15 +498,11 @@ where
         }
         let drawn = draw(pp, pre);
         let f = self.primary(pp, step, pre, drawn)?;
-        self.finish(f);
-        Ok(())
+        self.finish(pp, f)
     }
 
-    /// A fold up to its new instance: the last instance folded into the
-    /// running one natively, the commitments' multiplications proven by a
-    /// CycleFold instance folded into its running instance, the primary
-    /// circuit run (with this fold's challenges `drawn`, PerFold) and its
-    /// witness committed. Nothing of `self` changes until [`Ivc::finish`].
+    /// The primary half of a fold: the secondary's last instance folded
+    /// natively, the primary circuit run and its witness committed.
     pub(crate) fn primary<C: StepCircuit<E1::Scalar>>(
         &self,
         pp: &Params<E1, E2>,
@@ -517,80 +510,38 @@ where
         pre: Option<&Precommitment<E1>>,
         drawn: Vec<E1::Scalar>,
     ) -> Result<PrimaryFold<E1, E2>> {
-        self.primary_with(pp, step, pre, drawn, &Forge::honest())
-    }
-
-    /// [`Ivc::primary`] with a forger's changes (tests).
-    pub(crate) fn primary_with<C: StepCircuit<E1::Scalar>>(
-        &self,
-        pp: &Params<E1, E2>,
-        step: &C,
-        pre: Option<&Precommitment<E1>>,
-        drawn: Vec<E1::Scalar>,
-        forge: &Forge<E1, E2>,
-    ) -> Result<PrimaryFold<E1, E2>> {
         let cfg = pp.cfg;
-        let parts = cfg.primary_parts();
-        let mut inputs = PrimaryInputs::<E1, E2> {
+        let first = self.i == 0;
+        let (t2, run2, run2_w) = if first {
+            (None, self.run2.clone(), self.run2_w.clone())
+        } else {
+            let (t, u, w) = nifs::fold(
+                &pp.ck2,
+                &pp.ro.n2,
+                pp.digest,
+                &pp.shape2,
+                &self.run2,
+                &self.run2_w,
+                &self.last2,
+                &self.last2_w,
+            )?;
+            (Some(t), u, w)
+        };
+        let blind1_next = E1::Scalar::random(&mut OsRng);
+        let inputs = PrimaryInputs::<E2> {
             pp: pp.digest,
             i: self.i,
             h0: self.h0,
             z: self.zi.clone(),
-            chain: self.chain.clone(),
-            run1: None,
-            inc1: None,
-            t1: None,
-            next1: None,
-            run2: None,
-            inc2: None,
-            t2: None,
-            blind: self.blind,
-            blind_next: E1::Scalar::random(&mut OsRng),
+            running: (!first).then(|| self.run2.clone()),
+            incoming: (!first).then(|| self.last2.clone()),
+            t: t2,
+            blind: self.blind1,
+            blind_next: blind1_next,
             drawn,
         };
-        // the first fold folds nothing; the others fold the last instance
-        let folded = match &self.last1 {
-            None => None,
-            Some((u1, w1)) => {
-                let mut sponge = None;
-                let (t1, next1, next1_w) = nifs::fold_with(&pp.ck1, &pp.shape1, &self.run1, &self.run1_w, u1, w1, |t| {
-                    let (k, h) = own_challenge::<E1, E2>(&pp.ro.n2, pp.digest, u1, t);
-                    let k = k ^ forge.k_xor;
-                    sponge = Some((k, h));
-                    odd_challenge::<E1::Scalar>(k, CHALLENGE_BITS as u32)
-                })?;
-                let (k1, h) = sponge.ok_or_else(|| FoldError::Synthesis("no challenge drawn".into()))?;
-                // the CycleFold instance: R = P + r₁·Q for each part and for E
-                let mut pairs: Vec<cyclefold::Pair<E1>> = (0..parts).map(|j| (self.run1.comm_w[j], u1.comm_w[j])).collect();
-                pairs.push((self.run1.comm_e, t1));
-                let io = cyclefold::public_io::<E1>(k1, &pairs);
-                let mut cs = WitnessRecorder::<E2::Scalar>::new(1);
-                cyclefold::synthesize::<E1, _>(&mut cs, parts + 1, Some(&io))?;
-                let layout2 = plain_layout(pp.shape2.num_vars());
-                let w2 = cs.witness(&layout2)?;
-                let blinds = vec![E2::Scalar::random(&mut OsRng)];
-                let u2 = FoldInstance {
-                    comm_w: commit_witness::<E2>(&pp.ck2, &layout2, &w2, &blinds)?,
-                    x: cs.public().to_vec(),
-                };
-                let w2 = FoldWitness { w: w2, blinds };
-                let (t2, run2, run2_w) = nifs::fold_with(&pp.ck2, &pp.shape2, &self.run2, &self.run2_w, &u2, &w2, |t| {
-                    odd_challenge::<E2::Scalar>(cf_challenge::<E1, E2>(h, &next1, &u2.comm_w[0], t), CHALLENGE_BITS as u32)
-                })?;
-                inputs.run1 = Some(self.run1.clone());
-                inputs.inc1 = Some(u1.clone());
-                inputs.t1 = Some(t1);
-                inputs.next1 = Some(next1.clone());
-                inputs.run2 = Some(self.run2.clone());
-                inputs.inc2 = Some(u2);
-                inputs.t2 = Some(t2);
-                let chain = run_ends(&pp.view(), &self.chain, u1);
-                Some(Folded { run1: next1, run1_w: next1_w, run2, run2_w, chain })
-            }
-        };
-        (forge.inputs)(&mut inputs);
-        let mut cs = WitnessRecorder::<E1::Scalar>::new(parts);
-        let z_next = synthesize_primary::<E1, E2, C, _>(&mut cs, &cfg, pp.ro.c2(), step, Some(&inputs))?;
+        let mut cs = WitnessRecorder::<E1::Scalar>::new(cfg.primary_parts());
+        let z_next = synthesize_primary::<E2, C, _>(&mut cs, &cfg, pp.ro.c2(), step, Some(&inputs))?;
         let (u1, w1) = commit_primary(pp, &cs, pre, self.i)?;
         let z_next = z_next
             .iter()
@@ -600,99 +551,126 @@ where
             u1,
             w1,
             z_next,
-            folded,
-            blind_next: inputs.blind_next,
+            run2,
+            run2_w,
+            blind1_next,
         })
     }
 
-    /// Take a fold's results as the new state.
-    pub(crate) fn finish(&mut self, f: PrimaryFold<E1, E2>) {
-        if let Some(d) = f.folded {
-            self.run1 = d.run1;
-            self.run1_w = d.run1_w;
-            self.run2 = d.run2;
-            self.run2_w = d.run2_w;
-            self.chain = d.chain;
-        }
-        self.last1 = Some((f.u1, f.w1));
-        self.zi = f.z_next;
-        self.blind = f.blind_next;
+    /// The secondary half: fold the primary's instance into its running
+    /// instance and run the secondary circuit on it.
+    pub(crate) fn finish(&mut self, pp: &Params<E1, E2>, f: PrimaryFold<E1, E2>) -> Result<()> {
+        let cfg = pp.cfg;
+        let first = self.i == 0;
+        let PrimaryFold {
+            u1,
+            w1,
+            z_next,
+            run2,
+            run2_w,
+            blind1_next,
+        } = f;
+        let (t1, run1, run1_w) = if first {
+            (
+                None,
+                RunningInstance::from_fold(&u1),
+                RunningWitness::from_fold(&pp.shape1, &w1),
+            )
+        } else {
+            let (t, u, w) = nifs::fold(
+                &pp.ck1,
+                &pp.ro.n1,
+                pp.digest_base(),
+                &pp.shape1,
+                &self.run1,
+                &self.run1_w,
+                &u1,
+                &w1,
+            )?;
+            (Some(t), u, w)
+        };
+        let blind2_next = E2::Scalar::random(&mut OsRng);
+        let inputs = SecondaryInputs::<E1> {
+            pp: pp.digest_base(),
+            i: self.i,
+            chain: self.chain.clone(),
+            running: (!first).then(|| self.run1.clone()),
+            incoming: u1.clone(),
+            t: t1,
+            blind: self.blind2,
+            blind_next: blind2_next,
+        };
+        let mut cs = WitnessRecorder::<E2::Scalar>::new(1);
+        synthesize_secondary::<E1, _>(&mut cs, &cfg, pp.ro.c1(), Some(&inputs))?;
+        let layout2 = plain_layout(pp.shape2.num_vars());
+        let w2 = cs.witness(&layout2)?;
+        let blinds2 = vec![E2::Scalar::random(&mut OsRng)];
+        let u2 = FoldInstance {
+            comm_w: commit_witness::<E2>(&pp.ck2, &layout2, &w2, &blinds2)?,
+            x: cs.public().to_vec(),
+        };
+        // chain k hashes each fold's comm of W_{k+1}, as the secondary does
+        self.chain = self
+            .chain
+            .iter()
+            .zip(&u1.comm_w)
+            .map(|(c, w)| chain_link::<E1>(&pp.ro.n1, *c, w))
+            .collect();
+        self.zi = z_next;
+        self.run1 = run1;
+        self.run1_w = run1_w;
+        self.run2 = run2;
+        self.run2_w = run2_w;
+        self.last2 = u2;
+        self.last2_w = FoldWitness {
+            w: w2,
+            blinds: blinds2,
+        };
+        self.blind1 = blind1_next;
+        self.blind2 = blind2_next;
         self.i += 1;
+        Ok(())
     }
 
-    /// Check the whole state: the last instance's public IO opens to it,
-    /// the run's challenges are the chains' (PerRun), and the three
-    /// instances are satisfied (each commitment opening to its part of W).
-    /// Returns the step's z_n.
+    /// Check the whole state: the public IO of the secondary's last instance
+    /// opens to this state, and all three instances are satisfied (each
+    /// commitment opening to its part of W). Returns the step's z_n.
     pub fn verify(&self, pp: &Params<E1, E2>, num_steps: u64, z0: &[E1::Scalar]) -> Result<Vec<E1::Scalar>> {
         let cfg = pp.cfg;
-        let (u1, w1) = match &self.last1 {
-            Some(l) if num_steps == self.i && z0.len() == cfg.arity => l,
-            _ => {
-                return Err(FoldError::Rejected(format!(
-                    "{} folds of a {}-slot state, asked for {num_steps} of {}",
-                    self.i,
-                    cfg.arity,
-                    z0.len()
-                )))
-            }
-        };
-        let v = pp.view();
+        if num_steps == 0 || num_steps != self.i || z0.len() != cfg.arity {
+            return Err(FoldError::Rejected(format!(
+                "{} folds of a {}-slot state, asked for {num_steps} of {}",
+                self.i,
+                cfg.arity,
+                z0.len()
+            )));
+        }
         let mut z = z0.to_vec();
-        z.extend(derive_run(&v, &run_ends(&v, &self.chain, u1)));
-        let st = FinalState {
-            zn: &self.zi,
-            chain: &self.chain,
-            run1: &self.run1,
-            last1: u1,
-            run2: &self.run2,
-            blind: self.blind,
-        };
-        check_final(&v, num_steps, &z, &st)?;
+        let v = pp.view();
+        z.extend(derive_run(&v, &self.chain));
+        check_final(&v, num_steps, &z, &FinalState::from(self))?;
         check_running(&pp.ck1, &pp.shape1, &pp.layout1, &self.run1, &self.run1_w)?;
-        check_running(
-            &pp.ck1,
-            &pp.shape1,
-            &pp.layout1,
-            &RunningInstance::from_fold(u1),
-            &RunningWitness::from_fold(&pp.shape1, w1),
-        )?;
         let layout2 = plain_layout(pp.shape2.num_vars());
         check_running(&pp.ck2, &pp.shape2, &layout2, &self.run2, &self.run2_w)?;
+        check_running(
+            &pp.ck2,
+            &pp.shape2,
+            &layout2,
+            &RunningInstance::from_fold(&self.last2),
+            &RunningWitness::from_fold(&pp.shape2, &self.last2_w),
+        )?;
         Ok(self.zi[..cfg.arity].to_vec())
     }
 }
 
-/// What a fold folded: the new running instances and chains.
-pub(crate) struct Folded<E1: Engine, E2: Engine> {
-    pub run1: RunningInstance<E1>,
-    pub run1_w: RunningWitness<E1>,
-    pub run2: RunningInstance<E2>,
-    pub run2_w: RunningWitness<E2>,
-    pub chain: Vec<E1::Scalar>,
-}
-
-/// A fold's results before they become the state ([`Ivc::finish`]).
+/// A fold's primary half, before the secondary folds it.
 pub(crate) struct PrimaryFold<E1: Engine, E2: Engine> {
     pub u1: FoldInstance<E1>,
     pub w1: FoldWitness<E1>,
     pub z_next: Vec<E1::Scalar>,
-    pub folded: Option<Folded<E1, E2>>,
-    pub blind_next: E1::Scalar,
-}
-
-/// A forged prover's changes to an honest fold (tests): the primary fold
-/// and its CycleFold instance at K ^ `k_xor` (a challenge the circuit does
-/// not draw), and the primary circuit's inputs changed by `inputs`.
-pub(crate) struct Forge<E1: Engine, E2: Engine> {
-    pub k_xor: u128,
-    pub inputs: fn(&mut PrimaryInputs<E1, E2>),
-}
-
-impl<E1: Engine, E2: Engine> Forge<E1, E2> {
-    pub(crate) fn honest() -> Self {
-        Forge { k_xor: 0, inputs: |_| {} }
-    }
+    pub run2: RunningInstance<E2>,
+    pub run2_w: RunningWitness<E2>,
+    pub blind1_next: E1::Scalar,
 }
 
 /// The PerFold challenges a precommitment gives (none otherwise).
@@ -703,26 +681,44 @@ where
 {
     match (pp.cfg.mode, pre) {
         (ChallengeMode::PerFold, Some(p)) => (0..pp.cfg.challenges)
-            .map(|j| fold_drawn::<E1, E2>(&pp.ro.n2, pp.digest, &p.comm, j))
+            .map(|j| field_switch(fold_drawn::<E1>(&pp.ro.n1, pp.digest_base(), &p.comm, j)))
             .collect(),
         _ => vec![],
     }
 }
 
-/// The state both checks see: what the last instance's IO opens.
+/// The state both checks see: what the last secondary instance's IO opens.
 pub(crate) struct FinalState<'a, E1: Engine, E2: Engine> {
     pub zn: &'a [E1::Scalar],
-    pub chain: &'a [E1::Scalar],
+    pub chain: &'a [E2::Scalar],
     pub run1: &'a RunningInstance<E1>,
-    pub last1: &'a FoldInstance<E1>,
     pub run2: &'a RunningInstance<E2>,
-    pub blind: E1::Scalar,
+    pub last2: &'a FoldInstance<E2>,
+    pub blind1: E1::Scalar,
+    pub blind2: E2::Scalar,
 }
 
-/// The verifier's check of the final state: the last instance carries
-/// H(pp, n, h₀, z_n, chains, U₁, U_cf) and (PerFold) its challenges are
-/// its comm_W₁'s. `z0` and the state include the PerRun challenges, which
-/// the caller derived from the chains' ends.
+impl<'a, E1, E2> From<&'a Ivc<E1, E2>> for FinalState<'a, E1, E2>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    fn from(s: &'a Ivc<E1, E2>) -> Self {
+        FinalState {
+            zn: &s.zi,
+            chain: &s.chain,
+            run1: &s.run1,
+            run2: &s.run2,
+            last2: &s.last2,
+            blind1: s.blind1,
+            blind2: s.blind2,
+        }
+    }
+}
+
+/// The verifier's check of the final state: the secondary's last instance
+/// carries H(pp, n, h₀, z_n, U₂) and H(pp, n, chain, U₁). `z0` and the state
+/// include the PerRun challenges.
 pub(crate) fn check_final<E1, E2>(
     pp: &View<'_, E1, E2>,
     n: u64,
@@ -734,13 +730,12 @@ where
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
     let cfg = pp.cfg;
-    let k = cfg.fold_challenges();
-    if st.last1.x.len() != cfg.primary_io()
-        || st.last1.comm_w.len() != cfg.primary_parts()
+    if st.last2.x.len() != 2
+        || st.last2.comm_w.len() != 1
+        || st.run2.x.len() != 2
+        || st.run2.comm_w.len() != 1
         || st.run1.x.len() != cfg.primary_io()
         || st.run1.comm_w.len() != cfg.primary_parts()
-        || st.run2.x.len() != cf_io_len(&cfg)
-        || st.run2.comm_w.len() != 1
         || st.zn.len() != cfg.state_len()
         || st.chain.len() != cfg.chain_len()
         || z0.len() != cfg.state_len()
@@ -751,44 +746,43 @@ where
     if st.zn[cfg.arity..] != z0[cfg.arity..] {
         return Err(FoldError::Rejected("the challenges changed along the run".into()));
     }
-    for j in 0..k {
-        if st.last1.x[j] != fold_drawn::<E1, E2>(&pp.ro.n2, pp.digest, &st.last1.comm_w[0], j) {
-            return Err(FoldError::Rejected(format!("the last fold's challenge {j} is not its comm_W1's")));
-        }
-    }
-    let mut state = vec![first_hash(pp, z0)];
+    let h0 = first_hash(pp, z0);
+    let mut state = vec![h0];
     state.extend_from_slice(st.zn);
-    state.extend_from_slice(st.chain);
-    let h = state_hash::<E1, E2>(&pp.ro.n2, pp.digest, n, &state, st.run1, st.run2, st.blind);
-    if h != st.last1.x[k] {
-        return Err(FoldError::Rejected("the state hash does not open to z_n".into()));
+    let hp = state_hash::<E2>(&pp.ro.n2, pp.digest, n, &state, st.run2, st.blind1);
+    if hp != field_switch::<E2::Scalar, E1::Scalar>(st.last2.x[0]) {
+        return Err(FoldError::Rejected(
+            "the primary's state hash does not open to z_n".into(),
+        ));
+    }
+    let hs = state_hash::<E1>(&pp.ro.n1, pp.digest_base(), n, st.chain, st.run1, st.blind2);
+    if hs != st.last2.x[1] {
+        return Err(FoldError::Rejected(
+            "the secondary's state hash does not open".into(),
+        ));
     }
     Ok(())
 }
 
-/// h₀ = H(pp, 0, (0, z₀, 0…), U⊥, U_cf⊥, 0): the first fold's input hash.
+/// h₀ = H(pp, 0, 0, z₀, U⊥, 0): the first fold's input hash.
 pub(crate) fn first_hash<E1, E2>(pp: &View<'_, E1, E2>, z0: &[E1::Scalar]) -> E1::Scalar
 where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
-    let cfg = pp.cfg;
     let mut state = vec![E1::Scalar::ZERO];
     state.extend_from_slice(z0);
-    state.extend(vec![E1::Scalar::ZERO; cfg.chain_len()]);
-    state_hash::<E1, E2>(
+    state_hash::<E2>(
         &pp.ro.n2,
         pp.digest,
         0,
         &state,
-        &RunningInstance::default_with(cfg.primary_parts(), cfg.primary_io()),
-        &RunningInstance::default_with(1, cf_io_len(&cfg)),
+        &RunningInstance::default_with(1, 2),
         E1::Scalar::ZERO,
     )
 }
 
-
-/// The CycleFold circuit's (never split) layout.
+/// The secondary's (never split) layout.
 pub(crate) fn plain_layout(num_vars: usize) -> WitnessLayout {
     WitnessLayout::plain(num_vars)
 }
@@ -852,209 +846,4 @@ where
         }
     };
     Ok((FoldInstance { comm_w, x }, FoldWitness { w, blinds }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::step::OnePhase;
-    use crate::testing::{Claim, Doubler, Permutation};
-    use nova_snark::traits::snark::default_ck_hint;
-
-    type E1 = nova_snark::provider::Bn256EngineKZG;
-    type E2 = nova_snark::provider::GrumpkinEngine;
-    type F = <E1 as Engine>::Scalar;
-
-    fn params<C: StepCircuit<F>>(c: &C, mode: ChallengeMode) -> Params<E1, E2> {
-        Params::setup(c, mode, &*default_ck_hint(), &*default_ck_hint()).unwrap()
-    }
-
-    fn doubler_run(pp: &Params<E1, E2>, n: usize, forge_at: Option<(usize, Forge<E1, E2>)>) -> Ivc<E1, E2> {
-        let mut ivc = Ivc::new(pp, &[F::from(3)], vec![]).unwrap();
-        for k in 0..n {
-            match &forge_at {
-                Some((at, f)) if *at == k => {
-                    let fold = ivc.primary_with(pp, &OnePhase(Doubler), None, vec![], f).unwrap();
-                    ivc.finish(fold);
-                }
-                _ => ivc.prove_step(pp, &OnePhase(Doubler), None).unwrap(),
-            }
-        }
-        ivc
-    }
-
-    #[test]
-    fn a_one_phase_run_verifies_and_its_secondary_is_within_2_12() {
-        let pp = params(&OnePhase(Doubler), ChallengeMode::None);
-        assert!(pp.shape2.num_cons() <= 1 << 12 && pp.shape2.num_vars() <= 1 << 12, "{} {}", pp.shape2.num_cons(), pp.shape2.num_vars());
-        // 3 → 7 → 15 → 31 → 63
-        let ivc = doubler_run(&pp, 4, None);
-        assert_eq!(ivc.verify(&pp, 4, &[F::from(3)]).unwrap(), vec![F::from(63)]);
-        assert!(ivc.verify(&pp, 3, &[F::from(3)]).is_err());
-        assert!(ivc.verify(&pp, 4, &[F::from(4)]).is_err());
-        // one fold: only the first instance, nothing folded yet
-        let one = doubler_run(&pp, 1, None);
-        assert_eq!(one.verify(&pp, 1, &[F::from(3)]).unwrap(), vec![F::from(7)]);
-    }
-
-    #[test]
-    fn a_fold_at_another_challenge_or_with_other_points_is_rejected() {
-        let pp = params(&OnePhase(Doubler), ChallengeMode::None);
-        let forged = |f: Forge<E1, E2>| doubler_run(&pp, 4, Some((2, f))).verify(&pp, 4, &[F::from(3)]);
-        // the primary folded (natively and in the CycleFold instance) at a K the hash did not give
-        assert!(forged(Forge { k_xor: 1, inputs: |_| {} }).is_err());
-        // the circuit told of another R than the CycleFold instance computes
-        assert!(forged(Forge {
-            k_xor: 0,
-            inputs: |i| {
-                if let Some(n) = i.next1.as_mut() {
-                    n.comm_w[0] = n.comm_w[0] + n.comm_w[0];
-                }
-            },
-        })
-        .is_err());
-        // another cross term, another u
-        assert!(forged(Forge {
-            k_xor: 0,
-            inputs: |i| {
-                if let Some(t) = i.t1.as_mut() {
-                    *t = *t + *t;
-                }
-            },
-        })
-        .is_err());
-        assert!(forged(Forge {
-            k_xor: 0,
-            inputs: |i| {
-                if let Some(u) = i.inc1.as_mut() {
-                    u.x[0] += F::ONE;
-                }
-            },
-        })
-        .is_err());
-        // the CycleFold instance's T
-        assert!(forged(Forge {
-            k_xor: 0,
-            inputs: |i| {
-                if let Some(t) = i.t2.as_mut() {
-                    *t = *t + *t;
-                }
-            },
-        })
-        .is_err());
-        // and the honest run through the same path is accepted
-        assert!(forged(Forge::honest()).is_ok());
-    }
-
-    /// A PerRun IVC of permutation folds on the CycleFold shape.
-    fn per_run(pp: &Params<E1, E2>, folds: &[Permutation<F>]) -> Ivc<E1, E2> {
-        let z0 = vec![F::ONE, F::ONE];
-        let mut z = z0.clone();
-        let mut pre = vec![];
-        for c in folds {
-            let (p, next) = Ivc::precommit(pp, c, &z).unwrap();
-            pre.push(p);
-            z = next;
-        }
-        let ch = run_challenges(pp, &pre);
-        let mut ivc = Ivc::new(pp, &z0, ch).unwrap();
-        for (c, p) in folds.iter().zip(&pre) {
-            ivc.prove_step(pp, c, Some(p)).unwrap();
-        }
-        ivc
-    }
-
-    #[test]
-    fn per_run_challenges_accept_a_permutation_and_reject_others() {
-        let c = |a: Vec<u64>, b: Vec<u64>| Permutation::<F>::new(a, b, false);
-        let pp = params(&c(vec![0; 3], vec![0; 3]), ChallengeMode::PerRun);
-        let z0 = vec![F::ONE, F::ONE];
-        let good = [c(vec![1, 2, 3], vec![3, 1, 2]), c(vec![5, 5, 7], vec![5, 7, 5]), c(vec![0, 4, 4], vec![4, 0, 4])];
-        let zn = per_run(&pp, &good).verify(&pp, 3, &z0).unwrap();
-        assert_eq!(zn[0], zn[1]);
-        let mut bad = good.clone();
-        bad[1] = c(vec![5, 5, 7], vec![5, 7, 7]);
-        let zn = per_run(&pp, &bad).verify(&pp, 3, &z0).unwrap();
-        assert_ne!(zn[0], zn[1]);
-        // challenges that are not the chains'
-        let mut z = z0.clone();
-        let mut pre = vec![];
-        for f in &good {
-            let (p, next) = Ivc::precommit(&pp, f, &z).unwrap();
-            pre.push(p);
-            z = next;
-        }
-        let mut ch = run_challenges(&pp, &pre);
-        ch[0] += F::ONE;
-        let mut ivc = Ivc::new(&pp, &z0, ch).unwrap();
-        for (f, p) in good.iter().zip(&pre) {
-            ivc.prove_step(&pp, f, Some(p)).unwrap();
-        }
-        assert!(ivc.verify(&pp, 3, &z0).is_err());
-    }
-
-    #[test]
-    fn no_witness_variable_of_either_circuit_is_free() {
-        use crate::forge::{free_columns, unread_columns};
-        let pp = params(&Claim::<F>::new(&[0; 3]), ChallengeMode::PerRunTwice);
-        assert_eq!(unread_columns(&pp.shape1, &pp.layout1.padding()), Vec::<usize>::new(), "primary");
-        assert_eq!(unread_columns(&pp.shape2, &[]), Vec::<usize>::new(), "CycleFold");
-        // the third fold's witness (both folds real): any one value changed
-        // alone breaks a constraint
-        let z0 = vec![F::ZERO, F::ZERO];
-        let c = Claim::<F>::new(&[1, 2, 3]);
-        let (mut pres, mut z) = (vec![], z0.clone());
-        for _ in 0..3 {
-            let (p, next) = Ivc::precommit(&pp, &c, &z).unwrap();
-            pres.push(p);
-            z = next;
-        }
-        let first = run_challenges(&pp, &pres);
-        let mut z = z0.clone();
-        for p in pres.iter_mut() {
-            z = Ivc::precommit_second(&pp, &c, &z, p, &first).unwrap();
-        }
-        let mut ivc = Ivc::new(&pp, &z0, run_challenges(&pp, &pres)).unwrap();
-        for p in &pres {
-            ivc.prove_step(&pp, &c, Some(p)).unwrap();
-        }
-        let (u, w) = ivc.last1.as_ref().unwrap();
-        let free = free_columns(&pp.shape1, &w.w, &u.x, &pp.layout1.padding());
-        assert!(free.is_empty(), "free columns of the primary: {free:?}");
-        // and the CycleFold running instance's witness is satisfied as folded
-        assert!(ivc.verify(&pp, 3, &z0).is_ok());
-    }
-
-    #[test]
-    fn two_rounds_of_challenges_check_a_claim() {
-        let pp = params(&Claim::<F>::new(&[0; 3]), ChallengeMode::PerRunTwice);
-        let run = |folds: &[Claim<F>]| {
-            let z0 = vec![F::ZERO, F::ZERO];
-            let mut z = z0.clone();
-            let mut pre = vec![];
-            for c in folds {
-                let (p, next) = Ivc::precommit(&pp, c, &z).unwrap();
-                pre.push(p);
-                z = next;
-            }
-            let first = run_challenges(&pp, &pre);
-            let mut z = z0.clone();
-            for (c, p) in folds.iter().zip(pre.iter_mut()) {
-                z = Ivc::precommit_second(&pp, c, &z, p, &first).unwrap();
-            }
-            let ch = run_challenges(&pp, &pre);
-            assert_eq!((ch.len(), ch[0]), (2, first[0]));
-            let mut ivc = Ivc::new(&pp, &z0, ch.clone()).unwrap();
-            for (c, p) in folds.iter().zip(&pre) {
-                ivc.prove_step(&pp, c, Some(p)).unwrap();
-            }
-            (ivc.verify(&pp, folds.len() as u64, &z0), ch)
-        };
-        let folds = [Claim::new(&[1, 2, 3]), Claim::new(&[4, 5, 6]), Claim::new(&[7, 8, 9])];
-        let (zn, ch) = run(&folds);
-        assert_eq!(zn.unwrap(), vec![ch[0] * F::from(45), F::from(3)]);
-        let mut bad = folds.clone();
-        bad[1].skew[0] = F::ONE;
-        assert!(run(&bad).0.is_err());
-    }
 }

@@ -1,41 +1,37 @@
 //! zkstep-fold: the folding layer under zkstep's proofs.
 //!
-//! A Nova IVC over the BN254/Grumpkin cycle in the CycleFold shape, written
-//! on nova-snark's public building blocks (its constraint-system frontend,
-//! R1CS shapes, commitment engines, point gadgets, Poseidon RO, and Spartan
-//! for compression), with one thing nova-snark's own IVC cannot do: a step
+//! A Nova IVC over a cycle of curves, written on nova-snark's public
+//! building blocks (its constraint-system frontend, R1CS shapes, commitment
+//! engines, point and non-native gadgets, Poseidon RO, and Spartan for
+//! compression), with one thing nova-snark's own IVC cannot do: a step
 //! circuit may draw **challenges after part of its witness is committed**.
 //! A fold's witness is split into W₁ (committed first) and W₂ (which may
 //! depend on the challenges); the challenges are hashes of comm_W₁, checked
-//! by the next fold's primary circuit (the points as limbs) or, for the
-//! last fold, by the verifier. The primary folds its own instances; the
-//! commitments' scalar multiplications are proven on Grumpkin by the
-//! CycleFold circuit, whose instances the primary folds too. See
-//! docs/ARCHITECTURE.md ("The folding layer") and docs/SOUNDNESS.md ("The
-//! CycleFold shape", "Challenges from committed witnesses").
+//! by the circuit that folds the instance on the other curve, where the
+//! commitments are native points. See docs/ARCHITECTURE.md ("The folding
+//! layer") and docs/SOUNDNESS.md ("Challenges from committed witnesses").
 //!
 //! | module | holds |
 //! | --- | --- |
 //! | [`step`] | the two-phase [`StepCircuit`] trait, [`ChallengeMode`] |
 //! | [`cs`] | constraint systems that place variables in W₁ or W₂ |
 //! | [`instance`] | committed instances and witnesses, split commitments |
-//! | [`hash`] | the native fold challenges and the run's challenges |
-//! | [`own`] | the primary's own instances in its circuit: points as limbs |
-//! | [`gadgets`] | the CycleFold running instance in the primary's circuit, its fold |
-//! | [`ladder`] | a fold's scalar multiplications by an odd challenge |
-//! | [`foreign`] | a value of the other field folded as an integer identity |
-//! | [`cyclefold`] | the CycleFold circuit: R = P + r·Q for each commitment |
+//! | [`hash`] | every hash of the layer (the two that read an allocated instance are in `gadgets`) |
+//! | [`gadgets`] | instances allocated in the other curve's circuit, their hash and fold |
 //! | [`nifs`] | the native fold |
-//! | [`augmented`] | the primary circuit, its hashes and their native twins |
+//! | [`foreign`] | a value of the other field folded as an integer identity (design step 2's building block; not yet in the circuits) |
+//! | [`augmented`] | the primary and secondary circuits |
 //! | [`params`] | shapes, commitment keys, the digest |
 //! | [`ivc`] | the driver: [`Ivc`], precommitments, recursive verification |
 //! | [`compress`] | zero-knowledge compression and its verification |
-//! | [`ipa`] | the CycleFold side's evaluation argument (nova-snark's IPA, a prover that never folds its key) |
+//! | [`ipa`] | the secondary's evaluation argument (nova-snark's IPA, a prover that never folds its key) |
 //! | `rawkey` | commitment keys written uncompressed |
 //! | [`spartan`] | Spartan's verifier on zkstep's compact key (matrices, stored digest) |
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod augmented;
+pub mod cfivc;
+pub mod cfprimary;
 pub mod compress;
 pub mod cyclefold;
 pub mod cs;

@@ -1,10 +1,9 @@
-//! Public parameters: the primary's and the CycleFold circuit's R1CS shapes (synthesised once from
+//! Public parameters: the two circuits' R1CS shapes (synthesised once from
 //! the step circuit's shape), the primary's witness layout, both commitment
 //! keys, and a digest that every fold hashes, so that a proof is bound to
 //! these circuits.
 
-use crate::augmented::{synthesize_primary, Config};
-use crate::cyclefold;
+use crate::augmented::{synthesize_primary, synthesize_secondary, Config};
 use crate::cs::{ShapeRecorder, WitnessLayout};
 use crate::error::{FoldError, Result};
 use crate::hash::HASH_BITS;
@@ -26,15 +25,20 @@ use std::sync::OnceLock;
 /// development machine); the in-circuit ones on first use, so a verifier
 /// never makes them.
 pub struct RoSet<E1: Engine, E2: Engine> {
-    /// Native, over E1's base field (compression's folds of the primary's
-    /// running and last instances).
+    /// Native, over E1's base field (the secondary's hashes).
     pub n1: ROConstants<E1>,
     /// Native, over E2's base field (the primary's hashes).
     pub n2: ROConstants<E2>,
+    c1: OnceLock<ROConstantsCircuit<E1>>,
     c2: OnceLock<ROConstantsCircuit<E2>>,
 }
 
 impl<E1: Engine, E2: Engine> RoSet<E1, E2> {
+    /// In the secondary circuit.
+    pub fn c1(&self) -> &ROConstantsCircuit<E1> {
+        self.c1.get_or_init(native_constants)
+    }
+
     /// In the primary circuit.
     pub fn c2(&self) -> &ROConstantsCircuit<E2> {
         self.c2.get_or_init(native_constants)
@@ -46,6 +50,7 @@ impl<E1: Engine, E2: Engine> Clone for RoSet<E1, E2> {
         RoSet {
             n1: self.n1.clone(),
             n2: self.n2.clone(),
+            c1: self.c1.clone(),
             c2: self.c2.clone(),
         }
     }
@@ -56,6 +61,7 @@ impl<E1: Engine, E2: Engine> Default for RoSet<E1, E2> {
         RoSet {
             n1: native_constants::<ROConstants<E1>>(),
             n2: native_constants::<ROConstants<E2>>(),
+            c1: OnceLock::new(),
             c2: OnceLock::new(),
         }
     }
@@ -150,9 +156,7 @@ where
     pub(crate) ro: RoSet<E1, E2>,
 }
 
-/// The primary circuit's shape for a step circuit, its witness layout, and
-/// the CycleFold circuit's shape (its multiplications: one a witness part,
-/// one for E).
+/// The two circuits' shapes for a step circuit.
 pub fn shapes<E1, E2, C>(
     cfg: &Config,
     step: &C,
@@ -164,10 +168,10 @@ where
 {
     let ro = RoSet::<E1, E2>::default();
     let mut cs = ShapeRecorder::<E1::Scalar>::new(cfg.primary_parts());
-    synthesize_primary::<E1, E2, C, _>(&mut cs, cfg, ro.c2(), step, None)?;
+    synthesize_primary::<E2, C, _>(&mut cs, cfg, ro.c2(), step, None)?;
     let (s1, layout) = cs.into_shape::<E1>()?;
     let mut cs = ShapeRecorder::<E2::Scalar>::new(1);
-    cyclefold::synthesize::<E1, _>(&mut cs, cfg.primary_parts() + 1, None)?;
+    synthesize_secondary::<E1, _>(&mut cs, cfg, ro.c1(), None)?;
     let (s2, _) = cs.into_shape::<E2>()?;
     Ok((s1, layout, s2))
 }
@@ -219,10 +223,32 @@ where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
+    layer_sizes_of::<E1, E2>(arity, challenges, mode, false)
+}
+
+/// [`layer_sizes`] of the CycleFold shape (`crate::cfivc`): the primary's
+/// own part and the CycleFold circuit.
+pub fn layer_sizes_cyclefold<E1, E2>(arity: usize, challenges: usize, mode: ChallengeMode) -> Result<CircuitSizes>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    layer_sizes_of::<E1, E2>(arity, challenges, mode, true)
+}
+
+fn layer_sizes_of<E1, E2>(arity: usize, challenges: usize, mode: ChallengeMode, cyclefold: bool) -> Result<CircuitSizes>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
     let late = usize::from(mode == ChallengeMode::PerRunTwice);
     let c = Pass(arity, challenges, late);
     let cfg = config::<E1::Scalar, _>(&c, mode)?;
-    let (s1, l, s2) = shapes::<E1, E2, _>(&cfg, &c)?;
+    let (s1, l, s2) = if cyclefold {
+        crate::cfivc::shapes::<E1, E2, _>(&cfg, &c)?
+    } else {
+        shapes::<E1, E2, _>(&cfg, &c)?
+    };
     Ok(CircuitSizes {
         primary_second: l.second + l.third,
         ..sizes_of(&s1, &s2)
@@ -286,7 +312,7 @@ where
     E2: Engine,
 {
     let mut h = Sha3_256::new();
-    h.update(b"zkstep-fold params v3 (CycleFold)");
+    h.update(b"zkstep-fold params v2");
     for v in [
         cfg.arity,
         cfg.challenges,
