@@ -48,8 +48,10 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// verifier keys hold their matrices compactly and nova-snark's digest of
 /// them, read by zkstep-fold's `spartan` verifier; 25: a fold's challenge
 /// is r = 2¹²⁸ + 2K + 1 for the hash K, multiplied in the circuits by
-/// zkstep-fold's `ladder` — every key's circuits and every proof changed).
-pub const FILE_VERSION: u32 = 25;
+/// zkstep-fold's `ladder` — every key's circuits and every proof changed;
+/// 26: the secondary circuit starts the PerRun chains at 0 on the first
+/// fold — every key's secondary shape changed).
+pub const FILE_VERSION: u32 = 26;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

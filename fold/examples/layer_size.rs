@@ -157,7 +157,7 @@ fn main() {
     println!("| --- | ---: | ---: | ---: | ---: |");
     for (mode, k) in [(ChallengeMode::None, 0), (ChallengeMode::PerRun, 2), (ChallengeMode::PerRunTwice, 2)] {
         let old = zkstep_fold::params::layer_sizes::<E1, E2>(47, k, mode).unwrap();
-        let cf = zkstep_fold::params::layer_sizes_cyclefold::<E1, E2>(47, k, mode).unwrap();
+        let cf = zkstep_fold::cfivc::layer_sizes::<E1, E2>(47, k, mode).unwrap();
         println!(
             "| {mode:?} (now: {} / {}) | {} | {} | {} | {} |",
             old.primary_constraints,

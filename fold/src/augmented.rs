@@ -405,8 +405,14 @@ where
         parts,
         io,
     )?;
+    // the chains start at 0: on the first fold, where no hash binds the
+    // input state, a prover could otherwise pick the start and so draw the
+    // run's challenges again
     let chain = (0..cfg.chain_len())
-        .map(|k| alloc(cs.namespace(|| format!("chain{k}")), "v", inp.map(|p| p.chain[k])))
+        .map(|k| {
+            let v = alloc(cs.namespace(|| format!("chain{k}")), "v", inp.map(|p| p.chain[k]))?;
+            unless_first(cs.namespace(|| format!("chain{k} in")), &v, &c.first)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let hash = state_hash_circuit(
         cs.namespace(|| "hash in"),

@@ -44,6 +44,18 @@ where
     Ok((s1, layout, s2))
 }
 
+/// The layer's own circuits in the CycleFold shape (the primary's own
+/// part and the CycleFold circuit) around a step circuit of `arity` slots
+/// that draws `challenges` challenges in `mode`, as
+/// [`crate::params::layer_sizes`] counts the IVC's.
+pub fn layer_sizes<E1, E2>(arity: usize, challenges: usize, mode: ChallengeMode) -> Result<crate::params::CircuitSizes>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar>,
+{
+    crate::params::layer_sizes_by::<E1, E2, _>(arity, challenges, mode, shapes::<E1, E2, crate::params::Pass>)
+}
+
 /// Parameters of the CycleFold shape with fresh commitment keys.
 pub fn setup<E1, E2, C>(
     step: &C,

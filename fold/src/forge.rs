@@ -262,6 +262,28 @@ fn shared_two() -> &'static Params<E1, E2> {
     TWO.get_or_init(|| params(&Claim::<F>::new(&[0; 3]), ChallengeMode::PerRunTwice))
 }
 
+#[test]
+fn a_chain_that_does_not_start_at_zero_is_rejected() {
+    // a prover that starts the chain at a value of its choice (7), so that
+    // the run's challenges are another hash of the same commitments: the
+    // secondary starts it at 0 on the first fold, whatever its input
+    let pp = shared(false);
+    let z0 = vec![F::ONE, F::ONE];
+    let c = perm(&[5, 6], &[6, 5], false);
+    let (pre, _) = Ivc::precommit(pp, &c, &z0).unwrap();
+    let start = <E1 as Engine>::Base::from(7);
+    let end = crate::hash::chain_link::<E1>(&pp.ro.n1, start, &pre.comm);
+    let ch = crate::ivc::derive_run(&pp.view(), &[end]);
+    let mut ivc = Ivc::new(pp, &z0, ch).unwrap();
+    ivc.chain = vec![start];
+    ivc.prove_step(pp, &c, Some(&pre)).unwrap();
+    rejected(ivc.verify(pp, 1, &z0));
+    // the same run from 0 is accepted
+    let mut ivc = Ivc::new(pp, &z0, run_challenges(pp, std::slice::from_ref(&pre))).unwrap();
+    ivc.prove_step(pp, &c, Some(&pre)).unwrap();
+    assert!(ivc.verify(pp, 1, &z0).is_ok());
+}
+
 /// One fold's precommitment from `z0`: W₁ and W₂ of `c` committed; beside it
 /// a copy (same W₁ commitment and key) whose W₂ fingerprint is `vouch`'s at
 /// the challenges `c`'s commitments give; and those challenges.

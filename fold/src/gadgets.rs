@@ -241,15 +241,9 @@ impl<E: Engine> AllocRunning<E> {
                 self.x.len()
             )));
         }
-        let r = odd_challenge_num(cs.namespace(|| "r"), &r_bits)?;
-        let w = self
-            .w
-            .iter()
-            .zip(inc_w)
-            .enumerate()
-            .map(|(k, (a, b))| fold_point(cs.namespace(|| format!("W{k} + r·w{k}")), a, b, &r_bits))
-            .collect::<Result<Vec<_>, _>>()?;
-        let e = fold_point(cs.namespace(|| "E + r·T"), &self.e, t, &r_bits)?;
+        let r = odd_challenge_num(cs.namespace(|| "r"), r_bits)?;
+        let w = pairwise(&self.w, inc_w, |k, a, b| fold_point(cs.namespace(|| format!("W{k} + r·w{k}")), a, b, r_bits))?;
+        let e = fold_point(cs.namespace(|| "E + r·T"), &self.e, t, r_bits)?;
         let u = AllocatedNum::alloc(cs.namespace(|| "u + r"), || {
             match (self.u.get_value(), r.get_value()) {
                 (Some(a), Some(b)) => Ok(a + b),
@@ -262,15 +256,9 @@ impl<E: Engine> AllocRunning<E> {
             |lc| lc,
             |lc| lc + u.get_variable() - self.u.get_variable() - r.get_variable(),
         );
-        let rho = rho_limbs(cs.namespace(|| "r limbs"), &r_bits)?;
+        let rho = rho_limbs(cs.namespace(|| "r limbs"), r_bits)?;
         let p = scalar_modulus::<E>();
-        let x = self
-            .x
-            .iter()
-            .zip(inc_x)
-            .enumerate()
-            .map(|(k, (acc, v))| foreign::fold(cs.namespace(|| format!("X{k} + r·x{k}")), &p, acc, v, &rho))
-            .collect::<Result<Vec<_>, _>>()?;
+        let x = pairwise(&self.x, inc_x, |k, acc, v| foreign::fold(cs.namespace(|| format!("X{k} + r·x{k}")), &p, acc, v, &rho))?;
         Ok(AllocRunning { w, e, u, x })
     }
 
@@ -281,26 +269,20 @@ impl<E: Engine> AllocRunning<E> {
         b: &Self,
         cond: &Boolean,
     ) -> Result<Self, SynthesisError> {
-        let w = a
-            .w
-            .iter()
-            .zip(&b.w)
-            .enumerate()
-            .map(|(k, (p, q))| {
-                AllocatedPoint::conditionally_select(cs.namespace(|| format!("W{k}")), p, q, cond)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let w = pairwise(&a.w, &b.w, |k, p, q| {
+            AllocatedPoint::conditionally_select(cs.namespace(|| format!("W{k}")), p, q, cond)
+        })?;
         let e = AllocatedPoint::conditionally_select(cs.namespace(|| "E"), &a.e, &b.e, cond)?;
         let u = conditionally_select(cs.namespace(|| "u"), &a.u, &b.u, cond)?;
-        let x = a
-            .x
-            .iter()
-            .zip(&b.x)
-            .enumerate()
-            .map(|(k, (p, q))| Foreign::select(cs.namespace(|| format!("X{k}")), p, q, cond))
-            .collect::<Result<Vec<_>, _>>()?;
+        let x = pairwise(&a.x, &b.x, |k, p, q| Foreign::select(cs.namespace(|| format!("X{k}")), p, q, cond))?;
         Ok(AllocRunning { w, e, u, x })
     }
+}
+
+/// `f(k, aₖ, bₖ)` for each pair in order (a running instance's parts
+/// selected or folded one by one).
+pub(crate) fn pairwise<T, U, E>(a: &[T], b: &[T], mut f: impl FnMut(usize, &T, &T) -> Result<U, E>) -> Result<Vec<U>, E> {
+    a.iter().zip(b).enumerate().map(|(k, (p, q))| f(k, p, q)).collect()
 }
 
 /// r = 2¹²⁸ + 2K + 1 as `foreign::fold` takes it, two limbs of 68 and 62

@@ -15,6 +15,7 @@
 
 use crate::cyclefold::io_coords;
 use crate::foreign::{big_to_field, field_to_big, limbs_of, Foreign};
+use crate::gadgets::pairwise;
 use crate::instance::{Commitment, FoldInstance, RunningInstance};
 use ff::{Field, PrimeField};
 use nova_snark::frontend::num::AllocatedNum;
@@ -231,22 +232,10 @@ impl<F: PrimeField> AllocOwnRunning<F> {
 
     /// `a` if `cond`, else `b`.
     pub fn select<CS: ConstraintSystem<F>>(mut cs: CS, a: &Self, b: &Self, cond: &Boolean) -> Result<Self, SynthesisError> {
-        let w = a
-            .w
-            .iter()
-            .zip(&b.w)
-            .enumerate()
-            .map(|(k, (p, q))| OwnPoint::select(cs.namespace(|| format!("W{k}")), p, q, cond))
-            .collect::<Result<Vec<_>, _>>()?;
+        let w = pairwise(&a.w, &b.w, |k, p, q| OwnPoint::select(cs.namespace(|| format!("W{k}")), p, q, cond))?;
         let e = OwnPoint::select(cs.namespace(|| "E"), &a.e, &b.e, cond)?;
         let u = conditionally_select(cs.namespace(|| "u"), &a.u, &b.u, cond)?;
-        let x = a
-            .x
-            .iter()
-            .zip(&b.x)
-            .enumerate()
-            .map(|(k, (p, q))| conditionally_select(cs.namespace(|| format!("X{k}")), p, q, cond))
-            .collect::<Result<Vec<_>, _>>()?;
+        let x = pairwise(&a.x, &b.x, |k, p, q| conditionally_select(cs.namespace(|| format!("X{k}")), p, q, cond))?;
         Ok(AllocOwnRunning { w, e, u, x })
     }
 

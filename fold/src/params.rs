@@ -223,32 +223,21 @@ where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
-    layer_sizes_of::<E1, E2>(arity, challenges, mode, false)
+    layer_sizes_by::<E1, E2, _>(arity, challenges, mode, shapes::<E1, E2, Pass>)
 }
 
-/// [`layer_sizes`] of the CycleFold shape (`crate::cfivc`): the primary's
-/// own part and the CycleFold circuit.
-pub fn layer_sizes_cyclefold<E1, E2>(arity: usize, challenges: usize, mode: ChallengeMode) -> Result<CircuitSizes>
+/// [`layer_sizes`] with the shapes `make` gives (the CycleFold shape's:
+/// `crate::cfivc::layer_sizes`).
+pub(crate) fn layer_sizes_by<E1, E2, M>(arity: usize, challenges: usize, mode: ChallengeMode, make: M) -> Result<CircuitSizes>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar>,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
-{
-    layer_sizes_of::<E1, E2>(arity, challenges, mode, true)
-}
-
-fn layer_sizes_of<E1, E2>(arity: usize, challenges: usize, mode: ChallengeMode, cyclefold: bool) -> Result<CircuitSizes>
-where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    M: FnOnce(&Config, &Pass) -> Result<(R1CSShape<E1>, WitnessLayout, R1CSShape<E2>)>,
 {
     let late = usize::from(mode == ChallengeMode::PerRunTwice);
     let c = Pass(arity, challenges, late);
     let cfg = config::<E1::Scalar, _>(&c, mode)?;
-    let (s1, l, s2) = if cyclefold {
-        crate::cfivc::shapes::<E1, E2, _>(&cfg, &c)?
-    } else {
-        shapes::<E1, E2, _>(&cfg, &c)?
-    };
+    let (s1, l, s2) = make(&cfg, &c)?;
     Ok(CircuitSizes {
         primary_second: l.second + l.third,
         ..sizes_of(&s1, &s2)
