@@ -5,9 +5,10 @@
 //! `ladder`. No hash and no state: its public IO is K, then each
 //! (Pⱼ, Qⱼ, Rⱼ) as coordinates (x, y), the point at infinity as (0, 0).
 //!
-//! Not yet used by the folding layer: the primary that folds these
-//! instances (holding its own running instance, matching these points to
-//! its commitments' limbs) is the next part of step 2. Why a point's IO is
+//! The primary that folds these instances (holding its own running
+//! instance, matching these points to its commitments' limbs) is
+//! [`crate::cfprimary`], beside the IVC and not the product's (measured and
+//! not adopted: docs/design/fresh-verify.md). Why a point's IO is
 //! its own: (0, 0) is on neither curve (y² = x³ + b, b ≠ 0), an input
 //! point's infinity flag is forced by its coordinates (flag ⇒ x = y = 0,
 //! no flag ⇒ on the curve), and an output's public coordinates are the

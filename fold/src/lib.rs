@@ -19,12 +19,16 @@
 //! | [`hash`] | every hash of the layer (the two that read an allocated instance are in `gadgets`) |
 //! | [`gadgets`] | instances allocated in the other curve's circuit, their hash and fold |
 //! | [`nifs`] | the native fold |
-//! | [`foreign`] | a value of the other field folded as an integer identity (design step 2's building block; not yet in the circuits) |
+//! | [`ladder`] | a fold's scalar multiplications by the odd challenge r = 2¹²⁸ + 2K + 1 |
+//! | [`foreign`] | a value of the other field folded as an integer identity |
 //! | [`augmented`] | the primary and secondary circuits |
+//! | [`cyclefold`] | the CycleFold circuit: R = P + r·Q for each commitment a fold combines |
+//! | [`own`], [`cfprimary`], [`cfivc`] | the CycleFold shape beside the IVC: the primary's own instances as limbs, its circuit, its driver (tested; measured and not adopted, docs/design/fresh-verify.md) |
 //! | [`params`] | shapes, commitment keys, the digest |
 //! | [`ivc`] | the driver: [`Ivc`], precommitments, recursive verification |
 //! | [`compress`] | zero-knowledge compression and its verification |
 //! | [`ipa`] | the secondary's evaluation argument (nova-snark's IPA, a prover that never folds its key) |
+//! | [`kzg`] | a univariate KZG opening (checkpoints on KZG points) |
 //! | `rawkey` | commitment keys written uncompressed |
 //! | [`spartan`] | Spartan's verifier on zkstep's compact key (matrices, stored digest) |
 #![cfg_attr(test, allow(clippy::unwrap_used))]
