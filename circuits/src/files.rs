@@ -50,8 +50,11 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// is r = 2¹²⁸ + 2K + 1 for the hash K, multiplied in the circuits by
 /// zkstep-fold's `ladder` — every key's circuits and every proof changed;
 /// 26: the secondary circuit starts the PerRun chains at 0 on the first
-/// fold — every key's secondary shape changed).
-pub const FILE_VERSION: u32 = 26;
+/// fold — every key's secondary shape changed; 27: both circuits cut their
+/// state hashes and split the fold's challenge without the strict bit
+/// decomposition (the hash's range is checked where it is used), so the
+/// secondary of two rounds fits 2¹³ — every key's shapes changed).
+pub const FILE_VERSION: u32 = 27;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

@@ -8,11 +8,11 @@ use crate::foreign::{self, field_to_big, Foreign};
 use crate::hash::{ro_circuit, CHALLENGE_BITS, HASH_BITS};
 use crate::instance::{FoldInstance, RunningInstance};
 use crate::ladder::{fold_point, odd_challenge_num};
-use ff::{Field, PrimeField};
+use ff::{Field, PrimeField, PrimeFieldBits};
 use nova_snark::frontend::num::AllocatedNum;
-use nova_snark::frontend::{AllocatedBit, Boolean, ConstraintSystem, SynthesisError};
+use nova_snark::frontend::{AllocatedBit, Boolean, ConstraintSystem, LinearCombination, SynthesisError};
 use nova_snark::gadgets::ecc::AllocatedPoint;
-use nova_snark::gadgets::utils::{alloc_scalar_as_base, conditionally_select, le_bits_to_num};
+use nova_snark::gadgets::utils::{alloc_scalar_as_base, conditionally_select};
 use nova_snark::traits::commitment::CommitmentTrait;
 use nova_snark::traits::{Engine, ROCircuitTrait, ROConstantsCircuit};
 use num_bigint::BigUint;
@@ -340,13 +340,95 @@ pub fn state_hash_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
     }
     u.absorb(cs.namespace(|| "U"), &mut h)?;
     h.absorb(blind);
-    let bits = h.squeeze(cs.namespace(|| "squeeze"), HASH_BITS, false)?;
-    le_bits_to_num(cs.namespace(|| "value"), &bits)
+    let full = h.squeeze_scalar(cs.namespace(|| "squeeze"))?;
+    truncate_hash(cs.namespace(|| "value"), &full)
+}
+
+/// 254 bits, each checked, that sum to `h`: an integer below 2²⁵⁴ equal
+/// to h in the field, so h itself or h + |F| (two candidates at most; the
+/// strict split, only h, costs ≈ 110 constraints more). The honest bits
+/// are h's canonical ones; `rep` picks another integer (a test's forgery).
+fn split_bits<F: PrimeFieldBits, CS: ConstraintSystem<F>>(
+    mut cs: CS,
+    h: &AllocatedNum<F>,
+    rep: Option<&BigUint>,
+) -> Result<Vec<AllocatedBit>, SynthesisError> {
+    let n = F::NUM_BITS as usize;
+    let value = match rep {
+        Some(r) => Some(r.clone()),
+        None => h.get_value().map(|v| field_to_big(&v)),
+    };
+    let bits = (0..n)
+        .map(|i| AllocatedBit::alloc(cs.namespace(|| format!("bit {i}")), value.as_ref().map(|v| v.bit(i as u64))))
+        .collect::<Result<Vec<_>, _>>()?;
+    cs.enforce(
+        || "the bits sum to h",
+        |_| weighted::<F>(&bits, 0),
+        |lc| lc + CS::one(),
+        |lc| lc + h.get_variable(),
+    );
+    Ok(bits)
+}
+
+/// Σ 2ⁱ·bitᵢ for bits starting at bit `from`.
+fn weighted<F: PrimeField>(bits: &[AllocatedBit], from: usize) -> LinearCombination<F> {
+    let mut w = F::from(2).pow_vartime([from as u64]);
+    let mut lc = LinearCombination::zero();
+    for b in bits {
+        lc = lc + (w, b.get_variable());
+        w = w.double();
+    }
+    lc
+}
+
+/// A squeezed hash h cut to its low [`HASH_BITS`]: L = h − 2²⁵⁰·t for t of
+/// four bits, the honest L being h's canonical low bits. L's own range is
+/// not checked here but where it is used: as public IO, the other
+/// circuit's `AllocIncoming` takes it as limbs below 2²⁵⁰ (the last one,
+/// the verifier compares with the native hash), and a hash checked in
+/// equals such a value. L < 2²⁵⁰ with L + 2²⁵⁰·t < 2²⁵⁴ is h or h + |F| as
+/// an integer: two candidates at most, as a 250-bit hash is, where a
+/// strict decomposition of h would cost ≈ 360 constraints more
+/// (docs/SOUNDNESS.md, "Hashes cut where they are used").
+pub fn truncate_hash<F: PrimeFieldBits, CS: ConstraintSystem<F>>(
+    cs: CS,
+    h: &AllocatedNum<F>,
+) -> Result<AllocatedNum<F>, SynthesisError> {
+    truncate_with(cs, h, None)
+}
+
+/// [`truncate_hash`] with t chosen (`None`: h's own top bits), so a test
+/// can cut a hash at another t.
+fn truncate_with<F: PrimeFieldBits, CS: ConstraintSystem<F>>(
+    mut cs: CS,
+    h: &AllocatedNum<F>,
+    t: Option<u64>,
+) -> Result<AllocatedNum<F>, SynthesisError> {
+    let n = F::NUM_BITS as usize;
+    let t = t.or_else(|| {
+        let bits = h.get_value()?.to_le_bits();
+        Some((HASH_BITS..n).rev().fold(0u64, |acc, i| 2 * acc + u64::from(bits[i])))
+    });
+    let top = (HASH_BITS..n)
+        .map(|i| AllocatedBit::alloc(cs.namespace(|| format!("t bit {i}")), t.map(|t| (t >> (i - HASH_BITS)) & 1 == 1)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let shift = F::from(2).pow_vartime([HASH_BITS as u64]);
+    let l = AllocatedNum::alloc(cs.namespace(|| "L"), || {
+        Ok(h.get_value().ok_or(SynthesisError::AssignmentMissing)?
+            - F::from(t.ok_or(SynthesisError::AssignmentMissing)?) * shift)
+    })?;
+    cs.enforce(
+        || "h = L + 2^250·t",
+        |lc| lc + l.get_variable() + &weighted::<F>(&top, HASH_BITS),
+        |lc| lc + CS::one(),
+        |lc| lc + h.get_variable(),
+    );
+    Ok(l)
 }
 
 /// Circuit twin of [`crate::hash::fold_challenge`]: r's bits, little-endian.
 fn fold_challenge_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
-    cs: CS,
+    mut cs: CS,
     c: &ROConstantsCircuit<E>,
     pp: &AllocatedNum<E::Base>,
     u: &AllocIncoming<E>,
@@ -356,7 +438,11 @@ fn fold_challenge_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
     h.absorb(pp);
     u.absorb(&mut h)?;
     t.absorb_in_ro(&mut h)?;
-    h.squeeze(cs, CHALLENGE_BITS, false)
+    // K: the low 128 bits of a split of the hash (`split_bits`: two
+    // candidate K at most for one transcript)
+    let full = h.squeeze_scalar(cs.namespace(|| "squeeze"))?;
+    let bits = split_bits(cs.namespace(|| "bits"), &full, None)?;
+    Ok(bits[..CHALLENGE_BITS].to_vec())
 }
 
 
@@ -412,6 +498,59 @@ mod tests {
         other.comm_w.swap(1, 2);
         let native2 = state_hash::<E1>(&ROConstants::<E1>::default(), Fq::from(11), 2, &state, &other, Fq::from(13));
         assert_ne!(native, native2);
+    }
+
+    #[test]
+    fn a_cut_hash_has_two_candidates_at_most_and_the_range_where_it_is_used_refuses_the_rest() {
+        // L = h − 2²⁵⁰·t for each t of four bits, then the limbs below 2²⁵⁰
+        // that L meets as the other circuit's public IO (`of_num`, 114)
+        let q = field_to_big(&-Fq::ONE) + 1u8;
+        let cut = |h: Fq, t: Option<u64>| {
+            let mut cs = TestConstraintSystem::<Fq>::new();
+            let hv = num(&mut cs, "h", h);
+            let l = truncate_with(cs.namespace(|| "cut"), &hv, t).unwrap();
+            Foreign::of_num(cs.namespace(|| "used"), &l, HASH_BITS as u32 - 136).unwrap();
+            (cs.is_satisfied(), l.get_value().unwrap())
+        };
+        let mut twice = 0;
+        for k in 0..64u64 {
+            // uniform hashes, and ones below 2²⁵⁴ − q (where h + q has a cut too)
+            let h = if k % 2 == 0 { Fq::random(OsRng) } else { Fq::from(k) * Fq::from(2).pow_vartime([248]) };
+            let hb = field_to_big(&h);
+            let (ok, l) = cut(h, None);
+            assert!(ok);
+            assert_eq!(field_to_big(&l), &hb % (BigUint::from(1u8) << HASH_BITS));
+            let accepted: Vec<u64> = (0..16).filter(|t| cut(h, Some(*t)).0).collect();
+            // the canonical t, and the cut of h + q where that is below 2²⁵⁴
+            let mut expect = vec![u64::try_from(&hb >> HASH_BITS).unwrap()];
+            let hq = &hb + &q;
+            if hq.bits() <= 254 {
+                expect.push(u64::try_from(&hq >> HASH_BITS).unwrap());
+                twice += 1;
+            }
+            assert_eq!(accepted, expect, "h = {hb}");
+        }
+        assert!(twice > 0);
+    }
+
+    #[test]
+    fn a_challenge_split_is_the_hash_or_the_hash_plus_the_modulus() {
+        let q = field_to_big(&-Fq::ONE) + 1u8;
+        let split = |h: Fq, rep: Option<&BigUint>| {
+            let mut cs = TestConstraintSystem::<Fq>::new();
+            let hv = num(&mut cs, "h", h);
+            split_bits(cs.namespace(|| "split"), &hv, rep).unwrap();
+            cs.is_satisfied()
+        };
+        for h in [Fq::random(OsRng), Fq::from(3), -Fq::ONE] {
+            let hb = field_to_big(&h);
+            assert!(split(h, None));
+            // one off, or the other candidate where it has 254 bits
+            assert!(!split(h, Some(&(&hb + 1u8))));
+            assert!(!split(h, Some(&(&hb ^ BigUint::from(1u8) << 127))));
+            let hq = &hb + &q;
+            assert_eq!(split(h, Some(&hq)), hq.bits() <= 254);
+        }
     }
 
     #[test]

@@ -530,4 +530,20 @@ mod tests {
         assert_eq!(preset(type_name::<ROConstantsCircuit<E1>>()), Some(PRESET_FQ));
         assert_eq!(preset(type_name::<ROConstantsCircuit<E2>>()), Some(PRESET_FR));
     }
+
+    /// The secondary's Spartan, and so the verifier's IPA MSM, runs at 2¹³
+    /// in both run modes (two rounds: 8,946 constraints before format 27,
+    /// whose state hashes are cut where they are used, were 2¹⁴).
+    #[test]
+    fn the_secondary_fits_2_13_in_both_run_modes() {
+        type E1 = nova_snark::provider::Bn256EngineKZG;
+        type E2 = nova_snark::provider::GrumpkinEngine;
+        for mode in [ChallengeMode::PerRun, ChallengeMode::PerRunTwice] {
+            let c = Pass(3, 2, usize::from(mode == ChallengeMode::PerRunTwice));
+            let cfg = config::<Scalar, _>(&c, mode).unwrap();
+            let (_, _, s2) = shapes::<E1, E2, Pass>(&cfg, &c).unwrap();
+            let (n, v) = (s2.num_cons(), s2.num_vars());
+            assert!(n <= 1 << 13 && v <= 1 << 13, "{mode:?}: {n} constraints, {v} variables");
+        }
+    }
 }
