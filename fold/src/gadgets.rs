@@ -2,7 +2,10 @@
 //! their commitments are native points and their public IO is a non-native
 //! number (limbs of 68, 68 and 118 bits, folded by `foreign::fold`), and
 //! the fold of an incoming instance into the running one — the in-circuit
-//! twin of `nifs::fold_instance`.
+//! twin of `nifs::fold_instance`. The state hash and the fold's challenge
+//! are squeezed whole and cut here without a strict bit decomposition: a
+//! cut hash's range is checked by the circuit that takes it as public IO
+//! (`truncate_hash`, `split_bits`; docs/SOUNDNESS.md).
 
 use crate::foreign::{self, field_to_big, Foreign};
 use crate::hash::{ro_circuit, CHALLENGE_BITS, HASH_BITS};

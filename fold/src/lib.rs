@@ -17,7 +17,7 @@
 //! | [`cs`] | constraint systems that place variables in W₁ or W₂ |
 //! | [`instance`] | committed instances and witnesses, split commitments |
 //! | [`hash`] | every hash of the layer (the two that read an allocated instance are in `gadgets`) |
-//! | [`gadgets`] | instances allocated in the other curve's circuit, their hash and fold |
+//! | [`gadgets`] | instances allocated in the other curve's circuit, their hash and fold; a hash cut to 250 bits whose range the circuit using it checks |
 //! | [`nifs`] | the native fold |
 //! | [`ladder`] | a fold's scalar multiplications by the odd challenge r = 2¹²⁸ + 2K + 1 |
 //! | [`foreign`] | a value of the other field folded as an integer identity |
