@@ -82,7 +82,7 @@ where
 /// precommitments, in order (both rounds once every comm_W₂ is attached).
 pub fn run_challenges<E1, E2>(pp: &Params<E1, E2>, pre: &[Precommitment<E1>]) -> Vec<E1::Scalar>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
     let link = |acc, c| chain_link::<E1, E2>(&pp.ro.n2, acc, c);
@@ -156,8 +156,8 @@ where
 
 impl<E1, E2> CfIvc<E1, E2>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     /// An IVC from the step circuit's `z0` and (PerRun) its challenges.
     pub fn new(pp: &Params<E1, E2>, z0: &[E1::Scalar], challenges: Vec<E1::Scalar>) -> Result<Self> {

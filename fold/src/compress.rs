@@ -172,7 +172,7 @@ where
 
 /// A random satisfying running instance of a shape (every value random,
 /// E what makes it satisfied), committed as `layout` splits W.
-fn random_instance<E: Engine>(
+fn random_instance<E: Engine + 'static>(
     ck: &crate::instance::CommitmentKey<E>,
     shape: &R1CSShape<E>,
     layout: &WitnessLayout,
@@ -194,7 +194,7 @@ fn random_instance<E: Engine>(
     let r_e = E::Scalar::random(&mut OsRng);
     let w = z[..nv].to_vec();
     let comm_w = commit_witness::<E>(ck, layout, &w, &blinds)?;
-    let comm_e = E::CE::commit(ck, &e, &r_e);
+    let comm_e = crate::commit::commit_on::<E>(ck, 0, &e, &r_e);
     Ok((
         RunningInstance {
             comm_w,
@@ -267,8 +267,8 @@ fn open_later_parts<E1: Engine, EE1: EvaluationEngineTrait<E1> + BoundsDegree>(
 
 impl<E1, E2> Masks<E1, E2>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     /// Draw the random instances a compression folds in (step 2 of the
     /// module header), the primary's and the secondary's side by side.
@@ -290,8 +290,8 @@ fn log2(m: usize) -> usize {
 
 impl<E1, E2, S1, S2, EE1> CompressedProof<E1, E2, S1, S2, EE1>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
     S1: Compressor<E1>,
     S2: Compressor<E2>,
     EE1: EvaluationEngineTrait<E1> + BoundsDegree,

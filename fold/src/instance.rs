@@ -73,7 +73,7 @@ pub struct RunningWitness<E: Engine> {
 /// Commit to W as `layout` splits it, one commitment per part and blind:
 /// `[Com(W)]`, `[Com(0‖W₁), Com(W₂‖0)]` (W₂ on the first m generators), or
 /// `[Com(0‖0‖W₁), Com(0‖W₂‖0), Com(W₃‖0‖0)]`.
-pub fn commit_witness<E: Engine>(
+pub fn commit_witness<E: Engine + 'static>(
     ck: &CommitmentKey<E>,
     layout: &WitnessLayout,
     w: &[E::Scalar],
@@ -89,7 +89,7 @@ pub fn commit_witness<E: Engine>(
         )));
     }
     if !layout.split() {
-        return Ok(vec![E::CE::commit(ck, w, &blinds[0])]);
+        return Ok(vec![commit_at::<E>(ck, 0, w, &blinds[0])]);
     }
     Ok((0..layout.parts)
         .map(|k| {
@@ -101,21 +101,10 @@ pub fn commit_witness<E: Engine>(
 
 /// Com of `values` on the generators from column `from` on (a prefix part
 /// starting at 0 is an ordinary commitment).
-pub fn commit_at<E: Engine>(
-    ck: &CommitmentKey<E>,
-    from: usize,
-    values: &[E::Scalar],
-    blind: &E::Scalar,
-) -> Commitment<E> {
-    if from == 0 {
-        return E::CE::commit(ck, values, blind);
-    }
-    let idx: Vec<usize> = (from..from + values.len()).collect();
-    E::CE::commit_sparse(ck, &idx, values, blind)
-}
+pub use crate::commit::commit_on as commit_at;
 
 /// Com(0‖W₁): W₁'s values on the generators after every later part's.
-pub fn commit_first<E: Engine>(
+pub fn commit_first<E: Engine + 'static>(
     ck: &CommitmentKey<E>,
     layout: &WitnessLayout,
     w1: &[E::Scalar],
@@ -261,7 +250,7 @@ pub fn limbs_of<F: ff::PrimeField>(x: &F) -> Vec<F> {
 
 /// Check that `(u, w)` satisfies the shape, with each commitment opened on
 /// its own part (so a split commitment is checked to lie on its generators).
-pub fn check_running<E: Engine>(
+pub fn check_running<E: Engine + 'static>(
     ck: &CommitmentKey<E>,
     shape: &R1CSShape<E>,
     layout: &WitnessLayout,

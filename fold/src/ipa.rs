@@ -21,6 +21,7 @@
 //! nova-snark's (the prover key re-derived, the verifier key a struct of
 //! the same fields), so key and proof files do not change.
 
+use crate::commit::commit_on;
 use nova_snark::errors::NovaError;
 use nova_snark::provider::ipa_pc::InnerProductArgument;
 use nova_snark::provider::pedersen::{Commitment, CommitmentEngine, CommitmentKey, CommitmentKeyExtTrait};
@@ -109,7 +110,7 @@ fn inner_product<F: Field>(a: &[F], b: &[F]) -> F {
 /// `Σₜ wₜ·key[k + t·m]`; `c` on the key's last point (r·U).
 fn spread<E>(key: &CommitmentKey<E>, half: &[E::Scalar], at: usize, m: usize, w: &[E::Scalar], c: E::Scalar) -> Commitment<E>
 where
-    E: Engine<CE = CommitmentEngine<E>>,
+    E: Engine<CE = CommitmentEngine<E>> + 'static,
     E::GE: DlogGroupExt,
 {
     let n = m * w.len();
@@ -120,13 +121,13 @@ where
         }
     });
     s[n] = c;
-    E::CE::commit(key, &s, &E::Scalar::ZERO)
+    commit_on::<E>(key, 0, &s, &E::Scalar::ZERO)
 }
 
 /// The m folded generators themselves, as a key.
 fn rebase<E>(key: &CommitmentKey<E>, m: usize, w: &[E::Scalar]) -> Result<CommitmentKey<E>, NovaError>
 where
-    E: Engine<CE = CommitmentEngine<E>>,
+    E: Engine<CE = CommitmentEngine<E>> + 'static,
     E::GE: DlogGroupExt,
     CommitmentKey<E>: CommitmentKeyExtTrait<E>,
 {
@@ -138,7 +139,7 @@ where
             for (t, wt) in w.iter().enumerate() {
                 s[k + t * m] = *wt;
             }
-            E::CE::commit(key, &s, &E::Scalar::ZERO)
+            commit_on::<E>(key, 0, &s, &E::Scalar::ZERO)
         })
         .collect();
     CommitmentKey::<E>::reinterpret_commitments_as_ck(&folded)
@@ -146,7 +147,7 @@ where
 
 impl<E> EvaluationEngineTrait<E> for FastIpa<E>
 where
-    E: Engine<CE = CommitmentEngine<E>>,
+    E: Engine<CE = CommitmentEngine<E>> + 'static,
     E::GE: DlogGroupExt,
     CommitmentKey<E>: CommitmentKeyExtTrait<E>,
     <E::GE as DlogGroup>::AffineGroupElement: CurveAffine<ScalarExt = E::Scalar, Base = E::Base>,

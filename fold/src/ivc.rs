@@ -15,6 +15,7 @@
 //! hands each precommitment to its `prove_step`.
 
 use crate::augmented::{synthesize_primary, synthesize_secondary, Config, PrimaryInputs, SecondaryInputs};
+use crate::commit::commit_on;
 use crate::cs::{PhasedCs, Region, WitnessRecorder};
 use crate::error::{FoldError, Result};
 use crate::hash::{chain_link, fold_drawn, run_drawn, run_drawn_late, state_hash};
@@ -30,7 +31,6 @@ use ff::Field;
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::ConstraintSystem;
 use nova_snark::gadgets::utils::field_switch;
-use nova_snark::traits::commitment::CommitmentEngineTrait;
 use nova_snark::traits::{Engine, ROConstants};
 use rand::rngs::OsRng;
 use rayon::prelude::*;
@@ -64,7 +64,7 @@ pub struct SecondCommitment<E: Engine> {
     pub(crate) fingerprint: E::Scalar,
 }
 
-impl<E: Engine> Precommitment<E> {
+impl<E: Engine + 'static> Precommitment<E> {
     /// Late values this precommitment still needs ([`StepCircuit::late`]).
     pub fn pending(&self) -> usize {
         self.pending
@@ -90,8 +90,7 @@ impl<E: Engine> Precommitment<E> {
             return Ok(());
         }
         let blind = E::Scalar::random(&mut OsRng);
-        let idx: Vec<usize> = (self.late_column..self.late_column + late.len()).collect();
-        self.comm = self.comm + E::CE::commit_sparse(ck, &idx, late, &blind);
+        self.comm = self.comm + commit_on::<E>(ck, self.late_column, late, &blind);
         self.blind += blind;
         self.fingerprint = fingerprint_from(self.fingerprint, self.key, late.iter());
         self.pending = 0;
@@ -217,8 +216,8 @@ where
 
 impl<E1, E2> Ivc<E1, E2>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     /// An IVC from the step circuit's `z0`; a `PerRun` IVC takes its
     /// challenges ([`run_challenges`]), the others none.
@@ -700,7 +699,7 @@ pub(crate) struct FinalState<'a, E1: Engine, E2: Engine> {
 
 impl<'a, E1, E2> From<&'a Ivc<E1, E2>> for FinalState<'a, E1, E2>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
     fn from(s: &'a Ivc<E1, E2>) -> Self {
@@ -815,7 +814,7 @@ pub(crate) fn commit_primary<E1, E2>(
     fold: u64,
 ) -> Result<(FoldInstance<E1>, FoldWitness<E1>)>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
     E2: Engine<Base = <E1 as Engine>::Scalar>,
 {
     let w = cs.witness(&pp.layout1)?;

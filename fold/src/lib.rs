@@ -18,6 +18,7 @@
 //! | [`instance`] | committed instances and witnesses, split commitments |
 //! | [`hash`] | every hash of the layer (the two that read an allocated instance are in `gadgets`) |
 //! | [`gadgets`] | instances allocated in the other curve's circuit, their hash and fold; a hash cut to 250 bits whose range the circuit using it checks |
+//! | [`commit`] | Pedersen commitments on Grumpkin through zkstep-pippenger (nova-snark's MSM is slow just under 8,103 points) |
 //! | [`nifs`] | the native fold |
 //! | [`ladder`] | a fold's scalar multiplications by the odd challenge r = 2¹²⁸ + 2K + 1 |
 //! | [`foreign`] | a value of the other field folded as an integer identity |
@@ -36,6 +37,7 @@
 pub mod augmented;
 pub mod cfivc;
 pub mod cfprimary;
+pub mod commit;
 pub mod compress;
 pub mod cyclefold;
 pub mod cs;

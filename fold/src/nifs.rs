@@ -4,6 +4,7 @@
 //! witness. Also the fold of two running instances, which compression uses
 //! to mask the final instance with a random one.
 
+use crate::commit::commit_on;
 use crate::error::{FoldError, Result};
 use crate::hash::{fold_challenge, relaxed_challenge};
 use crate::instance::{
@@ -11,7 +12,6 @@ use crate::instance::{
 };
 use ff::Field;
 use nova_snark::r1cs::R1CSShape;
-use nova_snark::traits::commitment::CommitmentEngineTrait;
 use nova_snark::traits::{Engine, ROConstants};
 use rayon::prelude::*;
 
@@ -57,7 +57,7 @@ fn cross_term<E: Engine>(
 /// Fold the fresh `(u, w)` into the running `(U, W)`: returns comm_T and the
 /// folded pair. `pp` is the parameters' digest as an `E::Base` element.
 #[allow(clippy::too_many_arguments)]
-pub fn fold<E: Engine>(
+pub fn fold<E: Engine + 'static>(
     ck: &CommitmentKey<E>,
     ro: &ROConstants<E>,
     pp: E::Base,
@@ -72,7 +72,7 @@ pub fn fold<E: Engine>(
 
 /// [`fold`] with the challenge r drawn by `challenge` from comm_T (the
 /// CycleFold shape draws it from a sponge that has absorbed more).
-pub fn fold_with<E: Engine>(
+pub fn fold_with<E: Engine + 'static>(
     ck: &CommitmentKey<E>,
     shape: &R1CSShape<E>,
     big_u: &RunningInstance<E>,
@@ -85,7 +85,7 @@ pub fn fold_with<E: Engine>(
     let z2 = z_of::<E>(&w.w, E::Scalar::ONE, &u.x);
     let t = cross_term(shape, &z1, big_u.u, &big_w.e, &z2, E::Scalar::ONE, None)?;
     let r_t = E::Scalar::random(&mut rand::rngs::OsRng);
-    let comm_t = E::CE::commit(ck, &t, &r_t);
+    let comm_t = commit_on::<E>(ck, 0, &t, &r_t);
     let r = challenge(&comm_t);
     let folded = fold_instance(big_u, u, &comm_t, r);
     let wf = RunningWitness {
@@ -125,7 +125,7 @@ pub fn fold_instance<E: Engine>(
 /// Fold two running pairs (the second is a random instance that masks the
 /// first before compression): E = E₁ + r·T + r²·E₂.
 #[allow(clippy::too_many_arguments)]
-pub fn fold_relaxed<E: Engine>(
+pub fn fold_relaxed<E: Engine + 'static>(
     ck: &CommitmentKey<E>,
     ro: &ROConstants<E>,
     pp: E::Base,
@@ -139,7 +139,7 @@ pub fn fold_relaxed<E: Engine>(
     let z2 = z_of::<E>(&w2.w, u2.u, &u2.x);
     let t = cross_term(shape, &z1, u1.u, &w1.e, &z2, u2.u, Some(&w2.e))?;
     let r_t = E::Scalar::random(&mut rand::rngs::OsRng);
-    let comm_t = E::CE::commit(ck, &t, &r_t);
+    let comm_t = commit_on::<E>(ck, 0, &t, &r_t);
     let r = relaxed_challenge::<E>(ro, pp, u1, u2, &comm_t);
     let folded = fold_relaxed_instance(u1, u2, &comm_t, r);
     let r2 = r * r;

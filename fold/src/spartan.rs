@@ -132,7 +132,7 @@ macro_rules! stored_as_is {
     ($ee:ty) => {
         impl<E> EeStore<E> for $ee
         where
-            E: Engine<CE = nova_snark::provider::hyperkzg::CommitmentEngine<E>>,
+            E: Engine<CE = nova_snark::provider::hyperkzg::CommitmentEngine<E>> + 'static,
             E::GE: PairingGroup,
         {
             type Stored = Self::VerifierKey;
@@ -153,7 +153,7 @@ stored_as_is!(nova_snark::provider::hyperkzg::EvaluationEngine<E>);
 /// the matrices' decoding) and the engine's key re-derived from it.
 impl<E> EeStore<E> for crate::ipa::FastIpa<E>
 where
-    E: Engine<CE = Pedersen<E>>,
+    E: Engine<CE = Pedersen<E>> + 'static,
     E::GE: DlogGroupExt,
     CommitmentKey<E>: CommitmentKeyExtTrait<E>,
     crate::ipa::Affine<E>: halo2curves::CurveAffine<ScalarExt = E::Scalar, Base = E::Base>,
