@@ -1,5 +1,5 @@
 //! Measure compression SNARK variants on one zkstep fold shape (developer tool):
-//! `cargo run --release -p zkstep-examples --example compress_variants -- ROWS`
+//! `cargo run --release -p zkstep-examples --features tools --example compress_variants -- ROWS`
 #![allow(clippy::unwrap_used, missing_docs)]
 use std::sync::Arc;
 use std::time::Instant;

@@ -5,7 +5,7 @@
 //! chains: a sweep over rows that `zkstep bench` (whose sizing picks the
 //! rows) does not do.
 //!
-//!     cargo run --release -p zkstep-examples --example evaluated_step -- WIDTH BATCH ROWS [chain|evaluated [spartan|microspartan]]
+//!     cargo run --release -p zkstep-examples --features tools --example evaluated_step -- WIDTH BATCH ROWS [chain|evaluated [spartan|microspartan]]
 //!
 //! `chain` proves the same layout under today's chains instead (the
 //! baseline at the same rows); the compression defaults to keygen's

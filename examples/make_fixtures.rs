@@ -1,5 +1,5 @@
 //! Regenerate the verifier's stored fixtures in `params/fixtures/`:
-//! `cargo run --release -p zkstep-examples --example make_fixtures`
+//! `cargo run --release -p zkstep-examples --features tools --example make_fixtures`
 //!
 //! A tiny spec (3-3-2, batch 2, SGD), one step, and a segment proof of two
 //! steps (θ_0 → θ_2 over `batch` then `batch2`), dev params, and the first

@@ -2,7 +2,7 @@
 //! WIDTH² + WIDTH parameters) merged around a previous global model, proven
 //! with the default fold budget and verified in process.
 //!
-//!     cargo run --release -p zkstep-examples --example merge_bench -- N [WIDTH] [--dry-run]
+//!     cargo run --release -p zkstep-examples --features tools --example merge_bench -- N [WIDTH] [--dry-run]
 //!
 //! Prints the layout (units a fold, folds, constraints a fold, constraints
 //! per value × model), then, unless `--dry-run`, keygen, the prove's parts,

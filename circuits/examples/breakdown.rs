@@ -2,8 +2,8 @@
 //! spec with named constraints and group them by namespace (indices folded,
 //! first `depth` levels), with non-zeros, per fold and per weight.
 //!
-//!     cargo run --release -p zkstep-circuits --example breakdown -- WIDTH BATCH [DEPTH] [ROWS] [OPTIMIZER]
-//!     cargo run --release -p zkstep-circuits --example breakdown -- --spec FILE [DEPTH] [ROWS]
+//!     cargo run --release -p zkstep-circuits --features tools --example breakdown -- WIDTH BATCH [DEPTH] [ROWS] [OPTIMIZER]
+//!     cargo run --release -p zkstep-circuits --features tools --example breakdown -- --spec FILE [DEPTH] [ROWS]
 //!
 //! OPTIMIZER: sgd (default), momentum, adam or adamw, as `zkstep bench` sets them.
 //! `--evaluated` anywhere: θ bound by its evaluations at ζ

@@ -53,8 +53,10 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// fold — every key's secondary shape changed; 27: both circuits cut their
 /// state hashes and split the fold's challenge without the strict bit
 /// decomposition (the hash's range is checked where it is used), so the
-/// secondary of two rounds fits 2¹³ — every key's shapes changed).
-pub const FILE_VERSION: u32 = 27;
+/// secondary of two rounds fits 2¹³ — every key's shapes changed; 28: the
+/// primary hashes with zkstep-fold's own Poseidon sponge circuit (the same
+/// hash, fewer non-zeros) — every key's primary matrices changed).
+pub const FILE_VERSION: u32 = 28;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

@@ -3,7 +3,7 @@
 //! (the secondary's compression proves one of 2¹⁴): prove times, verify
 //! times (nova-snark's verifier, ours on zkstep-msm's affine Pippenger),
 //! and whether the two proofs are the same bytes.
-//! `cargo run --release -p zkstep-fold --example ipa_speed [K…]`
+//! `cargo run --release -p zkstep-fold --features tools --example ipa_speed [K…]`
 #![allow(clippy::unwrap_used)]
 
 use ff::Field;

@@ -2,7 +2,7 @@
 //! (docs/design/kzg-checkpoints.md): commit a width-512 SGD checkpoint's
 //! packed record stream (N coefficients), then open it together with the
 //! next checkpoint's at ζ and verify. Prints seconds; BENCHMARKS.md records
-//! them. `cargo run --release -p zkstep-fold --example kzg_speed [N]`.
+//! them. `cargo run --release -p zkstep-fold --features tools --example kzg_speed [N]`.
 #![allow(clippy::unwrap_used)]
 
 use ff::Field;

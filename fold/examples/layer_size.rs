@@ -2,7 +2,7 @@
 //! on a step circuit that passes its state through (so only the layer is
 //! counted): constraints, variables and matrix non-zeros a fold, for some
 //! state arities, and where the secondary's constraints go by namespace.
-//! `cargo run --release -p zkstep-fold --example layer_size [ARITY…]`
+//! `cargo run --release -p zkstep-fold --features tools --example layer_size [ARITY…]`
 //!
 //! nova-snark keeps its shapes private; its parameters are read back
 //! through their serde encoding into a struct of the same fields to count

@@ -19,6 +19,7 @@
 
 use crate::cs::{PhasedCs, Region};
 use crate::gadgets::{state_hash_circuit, AllocIncoming, AllocRunning};
+use crate::poseidon::{Hasher, Plan};
 use crate::hash::{chain_link_circuit, fold_drawn_circuit};
 use crate::instance::{Commitment, FoldInstance, RunningInstance};
 use crate::step::{ChallengeMode, StepCircuit};
@@ -348,9 +349,13 @@ where
     let h0_in = unless_first(cs.namespace(|| "h0 in"), &h0, &c.first)?;
     let mut state = vec![h0_in];
     state.extend(z.iter().cloned());
+    // the primary's hashes on our sponge (fewer non-zeros; the same values)
+    let plan = Plan::wide::<E>(ro)?;
+    let own = Hasher::Own(&plan);
     let hash = state_hash_circuit(
         cs.namespace(|| "hash in"),
         ro,
+        own,
         &c.pp,
         &c.i,
         &state,
@@ -359,7 +364,7 @@ where
     )?;
     check_hash(cs.namespace(|| "check in"), &hash, &c.incoming.x[0], &c.first);
     let first = Boolean::from(c.first.clone());
-    let folded = c.running.fold(cs.namespace(|| "fold"), ro, &c.pp, &c.incoming, &c.t)?;
+    let folded = c.running.fold(cs.namespace(|| "fold"), ro, own, &c.pp, &c.incoming, &c.t)?;
     let zero = AllocRunning::zero(cs.namespace(|| "zero U"), 1, 2)?;
     let running = AllocRunning::select(cs.namespace(|| "U next"), &zero, &folded, &first)?;
     let h0_next = conditionally_select(cs.namespace(|| "h0 next"), &hash, &h0, &first)?;
@@ -371,6 +376,7 @@ where
     let out = state_hash_circuit(
         cs.namespace(|| "hash out"),
         ro,
+        own,
         &c.pp,
         &i_next,
         &state,
@@ -417,6 +423,7 @@ where
     let hash = state_hash_circuit(
         cs.namespace(|| "hash in"),
         ro,
+        Hasher::Nova,
         &c.pp,
         &c.i,
         &chain,
@@ -425,7 +432,7 @@ where
     )?;
     check_hash(cs.namespace(|| "check in"), &hash, &c.incoming.x[k], &c.first);
     let first = Boolean::from(c.first.clone());
-    let folded = c.running.fold(cs.namespace(|| "fold"), ro, &c.pp, &c.incoming, &c.t)?;
+    let folded = c.running.fold(cs.namespace(|| "fold"), ro, Hasher::Nova, &c.pp, &c.incoming, &c.t)?;
     let start = AllocRunning::from_incoming(cs.namespace(|| "first U"), &c.incoming)?;
     let running = AllocRunning::select(cs.namespace(|| "U next"), &start, &folded, &first)?;
     // the challenges the primary instance used are the ones its W₁ gives
@@ -450,6 +457,7 @@ where
     let out = state_hash_circuit(
         cs.namespace(|| "hash out"),
         ro,
+        Hasher::Nova,
         &c.pp,
         &i_next,
         &chain_next,

@@ -32,6 +32,7 @@ use crate::augmented::{alloc, check_hash, next_count, run_step, unless_first, Co
 use crate::cs::PhasedCs;
 use crate::cyclefold;
 use crate::foreign::Foreign;
+use crate::poseidon::Sponge;
 use crate::gadgets::AllocRunning;
 use crate::hash::{CHALLENGE_BITS, LINK_MODE, RO_MODE};
 use crate::instance::{Commitment, FoldInstance, RunningInstance};
@@ -194,16 +195,17 @@ where
     E2: Engine<Base = <E1 as Engine>::Scalar>,
     CS: ConstraintSystem<E1::Scalar>,
 {
-    let mut h = E2::ROCircuit::new_with_mode(c.clone(), RO_MODE);
-    h.absorb(pp);
-    h.absorb(i);
+    let mut ro = E2::ROCircuit::new_with_mode(c.clone(), RO_MODE);
+    ro.absorb(pp);
+    ro.absorb(i);
     for s in state {
-        h.absorb(s);
+        ro.absorb(s);
     }
-    u.absorb(&mut h);
+    u.absorb(&mut ro);
+    let mut h = Sponge::<E2>::Nova(ro);
     ucf.absorb(cs.namespace(|| "U_cf"), &mut h)?;
     h.absorb(blind);
-    h.squeeze_scalar(cs.namespace(|| "squeeze"))
+    h.squeeze(&mut cs)
 }
 
 /// Circuit twin of [`chain_link`].

@@ -28,7 +28,9 @@ use nova_snark::{
 };
 use serde::{Serialize, Serializer};
 
-use crate::instance::{Commitment, CommitmentKey};
+// nova-snark's types spelled out here, not taken from `instance` (which commits through this module)
+type Commitment<E> = <<E as Engine>::CE as CommitmentEngineTrait<E>>::Commitment;
+type CommitmentKey<E> = <<E as Engine>::CE as CommitmentEngineTrait<E>>::CommitmentKey;
 
 /// Com of `values` on the generators from column `from` on, with blind h·`blind`:
 /// `Σ values[i]·G[from + i] + blind·H`, the commitment nova-snark's `commit`

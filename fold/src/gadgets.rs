@@ -8,7 +8,8 @@
 //! (`truncate_hash`, `split_bits`; docs/SOUNDNESS.md).
 
 use crate::foreign::{self, field_to_big, Foreign};
-use crate::hash::{ro_circuit, CHALLENGE_BITS, HASH_BITS};
+use crate::hash::{CHALLENGE_BITS, HASH_BITS};
+use crate::poseidon::{Hasher, Sponge};
 use crate::instance::{FoldInstance, RunningInstance};
 use crate::ladder::{fold_point, odd_challenge_num};
 use ff::{Field, PrimeField, PrimeFieldBits};
@@ -17,7 +18,7 @@ use nova_snark::frontend::{AllocatedBit, Boolean, ConstraintSystem, LinearCombin
 use nova_snark::gadgets::ecc::AllocatedPoint;
 use nova_snark::gadgets::utils::{alloc_scalar_as_base, conditionally_select};
 use nova_snark::traits::commitment::CommitmentTrait;
-use nova_snark::traits::{Engine, ROCircuitTrait, ROConstantsCircuit};
+use nova_snark::traits::{Engine, ROConstantsCircuit};
 use num_bigint::BigUint;
 
 /// A fresh instance of `E`, allocated in a circuit over `E::Base`.
@@ -65,14 +66,13 @@ impl<E: Engine> AllocIncoming<E> {
     }
 
     /// Absorb as `FoldInstance::absorb` does.
-    pub fn absorb(&self, ro: &mut E::ROCircuit) -> Result<(), SynthesisError> {
+    pub fn absorb(&self, ro: &mut Sponge<'_, E>) {
         for p in &self.w {
-            p.absorb_in_ro(ro)?;
+            ro.absorb_point(p);
         }
         for x in &self.x {
             ro.absorb(x);
         }
-        Ok(())
     }
 }
 
@@ -159,7 +159,7 @@ impl<E: Engine> AllocRunning<E> {
     pub fn absorb<CS: ConstraintSystem<E::Base>>(
         &self,
         mut cs: CS,
-        ro: &mut E::ROCircuit,
+        ro: &mut Sponge<'_, E>,
     ) -> Result<(), SynthesisError> {
         // as `RunningInstance::absorb`: coordinates, then the flags packed
         // (each a bit here, so the packing is injective)
@@ -210,16 +210,18 @@ impl<E: Engine> AllocRunning<E> {
     /// Fold `inc` into this instance with cross term `t`:
     /// r = 2¹²⁸ + 2·H(pp, inc, T) + 1; Wₖ + r·incₖ, E + r·T, u + r,
     /// X + r·x (mod |E::Scalar|).
+    #[allow(clippy::too_many_arguments)]
     pub fn fold<CS: ConstraintSystem<E::Base>>(
         &self,
         mut cs: CS,
         c: &ROConstantsCircuit<E>,
+        hasher: Hasher<'_, E::Base>,
         pp: &AllocatedNum<E::Base>,
         inc: &AllocIncoming<E>,
         t: &AllocatedPoint<E>,
     ) -> Result<Self, SynthesisError> {
         // r = 2¹²⁸ + 2K + 1 from K's bits: the ladder's odd multiplier
-        let r_bits = fold_challenge_circuit(cs.namespace(|| "r bits"), c, pp, inc, t)?;
+        let r_bits = fold_challenge_circuit(cs.namespace(|| "r bits"), Sponge::new(hasher, c), pp, inc, t)?;
         self.fold_by(cs, &inc.w, &inc.xl, t, &r_bits)
     }
 
@@ -325,17 +327,19 @@ fn rho_limbs<F: PrimeField, CS: ConstraintSystem<F>>(
     Ok([r0, r1])
 }
 
-/// Circuit twin of [`crate::hash::state_hash`].
+/// Circuit twin of [`crate::hash::state_hash`], hashed by `hasher`'s sponge.
+#[allow(clippy::too_many_arguments)]
 pub fn state_hash_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
     mut cs: CS,
     c: &ROConstantsCircuit<E>,
+    hasher: Hasher<'_, E::Base>,
     pp: &AllocatedNum<E::Base>,
     i: &AllocatedNum<E::Base>,
     state: &[AllocatedNum<E::Base>],
     u: &AllocRunning<E>,
     blind: &AllocatedNum<E::Base>,
 ) -> Result<AllocatedNum<E::Base>, SynthesisError> {
-    let mut h = ro_circuit::<E>(c);
+    let mut h = Sponge::new(hasher, c);
     h.absorb(pp);
     h.absorb(i);
     for s in state {
@@ -343,7 +347,7 @@ pub fn state_hash_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
     }
     u.absorb(cs.namespace(|| "U"), &mut h)?;
     h.absorb(blind);
-    let full = h.squeeze_scalar(cs.namespace(|| "squeeze"))?;
+    let full = h.squeeze(&mut cs)?;
     truncate_hash(cs.namespace(|| "value"), &full)
 }
 
@@ -432,18 +436,17 @@ fn truncate_with<F: PrimeFieldBits, CS: ConstraintSystem<F>>(
 /// Circuit twin of [`crate::hash::fold_challenge`]: r's bits, little-endian.
 fn fold_challenge_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
     mut cs: CS,
-    c: &ROConstantsCircuit<E>,
+    mut h: Sponge<'_, E>,
     pp: &AllocatedNum<E::Base>,
     u: &AllocIncoming<E>,
     t: &AllocatedPoint<E>,
 ) -> Result<Vec<AllocatedBit>, SynthesisError> {
-    let mut h = ro_circuit::<E>(c);
     h.absorb(pp);
-    u.absorb(&mut h)?;
-    t.absorb_in_ro(&mut h)?;
+    u.absorb(&mut h);
+    h.absorb_point(t);
     // K: the low 128 bits of a split of the hash (`split_bits`: two
     // candidate K at most for one transcript)
-    let full = h.squeeze_scalar(cs.namespace(|| "squeeze"))?;
+    let full = h.squeeze(&mut cs)?;
     let bits = split_bits(cs.namespace(|| "bits"), &full, None)?;
     Ok(bits[..CHALLENGE_BITS].to_vec())
 }
@@ -478,12 +481,15 @@ mod tests {
         AllocatedNum::alloc(cs.namespace(|| name.to_string()), || Ok(v)).unwrap()
     }
 
-    /// The state hash in the circuit of an allocated instance.
-    fn hashed(cs: &mut TestConstraintSystem<Fq>, u: &AllocRunning<E1>, state: &[Fq]) -> Fq {
+    /// The state hash in the circuit of an allocated instance (by our
+    /// sponge if `own`, else nova-snark's).
+    fn hashed(cs: &mut TestConstraintSystem<Fq>, u: &AllocRunning<E1>, state: &[Fq], own: bool) -> Fq {
         let ro = ROConstantsCircuit::<E1>::default();
+        let plan = crate::poseidon::Plan::wide::<E1>(&ro).unwrap();
+        let hasher = if own { Hasher::Own(&plan) } else { Hasher::Nova };
         let (pp, i, b) = (num(cs, "pp", Fq::from(11)), num(cs, "i", Fq::from(2)), num(cs, "blind", Fq::from(13)));
         let s: Vec<_> = state.iter().enumerate().map(|(k, v)| num(cs, &format!("s{k}"), *v)).collect();
-        let h = state_hash_circuit(cs.namespace(|| "hash"), &ro, &pp, &i, &s, u, &b).unwrap();
+        let h = state_hash_circuit(cs.namespace(|| "hash"), &ro, hasher, &pp, &i, &s, u, &b).unwrap();
         h.get_value().unwrap()
     }
 
@@ -492,10 +498,12 @@ mod tests {
         let inst = instance();
         let state = [Fq::from(17), Fq::from(19)];
         let native = state_hash::<E1>(&ROConstants::<E1>::default(), Fq::from(11), 2, &state, &inst, Fq::from(13));
-        let mut cs = TestConstraintSystem::<Fq>::new();
-        let u = AllocRunning::<E1>::alloc(cs.namespace(|| "U"), Some(&inst), 3, 2).unwrap();
-        assert_eq!(hashed(&mut cs, &u, &state), native);
-        assert!(cs.is_satisfied());
+        for own in [false, true] {
+            let mut cs = TestConstraintSystem::<Fq>::new();
+            let u = AllocRunning::<E1>::alloc(cs.namespace(|| "U"), Some(&inst), 3, 2).unwrap();
+            assert_eq!(hashed(&mut cs, &u, &state, own), native, "own sponge: {own}");
+            assert!(cs.is_satisfied());
+        }
         // another point at infinity is another hash
         let mut other = inst.clone();
         other.comm_w.swap(1, 2);
@@ -583,7 +591,7 @@ mod tests {
         assert!(cs.is_satisfied());
         u.w[0].is_infinity = num(&mut cs, "forged flag", Fq::from(2));
         u.w[1].is_infinity = num(&mut cs, "forged flag 1", Fq::ZERO);
-        hashed(&mut cs, &u, &[]);
+        hashed(&mut cs, &u, &[], true);
         assert_eq!(cs.which_is_unsatisfied(), Some("hash/U/flag 0 is a bit"));
     }
 

@@ -25,6 +25,7 @@
 //! | [`augmented`] | the primary and secondary circuits |
 //! | [`cyclefold`] | the CycleFold circuit: R = P + r·Q for each commitment a fold combines |
 //! | [`own`], [`cfprimary`], [`cfivc`] | the CycleFold shape beside the IVC: the primary's own instances as limbs, its circuit, its driver (tested; measured and not adopted, docs/design/fresh-verify.md) |
+//! | [`poseidon`] | nova-snark's wide Poseidon sponge as a circuit with fewer non-zeros (the primary's hashes) |
 //! | [`params`] | shapes, commitment keys, the digest |
 //! | [`ivc`] | the driver: [`Ivc`], precommitments, recursive verification |
 //! | [`compress`] | zero-knowledge compression and its verification |
@@ -53,6 +54,7 @@ pub mod ladder;
 pub mod nifs;
 pub mod own;
 pub mod params;
+pub mod poseidon;
 pub mod rawkey;
 pub mod spartan;
 pub mod step;

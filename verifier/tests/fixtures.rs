@@ -1,5 +1,5 @@
 //! The verifier on stored fixtures (params/fixtures, made by
-//! `cargo run --release -p zkstep-examples --example make_fixtures`), without
+//! `cargo run --release -p zkstep-examples --features tools --example make_fixtures`), without
 //! the prover: accepts the honest proof, rejects every wrong statement, and
 //! calls malformed files malformed.
 #![allow(
