@@ -1,8 +1,7 @@
 //! The reference trace satisfies every fold, and the final state is what the
 //! verifier requires (schedule, both commitments, challenge).
 #![allow(clippy::unwrap_used)]
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn two_layer_sgd_trace_satisfies_every_fold() {

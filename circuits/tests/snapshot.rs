@@ -1,9 +1,8 @@
 //! Snapshot of the fold's size for a few specs, so a change in circuit size
-//! shows in review (`UPDATE_EXPECT=1 cargo test -p zkstep-circuits --test snapshot`
+//! shows in review (`UPDATE_EXPECT=1 cargo test -p zkstep-circuits --test suite snapshot::`
 //! to accept a deliberate change).
 #![allow(clippy::unwrap_used)]
-mod common;
-use common::*;
+use crate::common::*;
 use expect_test::expect;
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::shape_cs::ShapeCS;

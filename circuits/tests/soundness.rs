@@ -3,8 +3,7 @@
 //! see (which commitment, which schedule, which challenge) the final-state
 //! check rejects.
 #![allow(clippy::unwrap_used)]
-mod common;
-use common::*;
+use crate::common::*;
 use zkstep_circuits::layout::FinalStateError;
 use zkstep_circuits::Layout;
 use zkstep_circuits::update::{sgd::SgdRow, RowUpdate};

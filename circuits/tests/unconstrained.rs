@@ -5,8 +5,7 @@
     clippy::type_complexity,
     clippy::needless_range_loop
 )]
-mod common;
-use common::*;
+use crate::common::*;
 use nova_snark::frontend::num::AllocatedNum;
 use zkstep_circuits::TileCircuit;
 use zkstep_core::Fr;

@@ -8,8 +8,7 @@
 //! says so and does nothing.
 #![allow(clippy::unwrap_used)]
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 fn have_ray() -> bool {

@@ -9,8 +9,7 @@
 use zkstep_core::ModelSpec;
 use zkstep_verifier::{read_proof, read_verifying_key, verify, Statement};
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// `init`, `train` (checkpoints with m and v), `keygen`, `prove-run` for
 /// Adam with cross-entropy (labels as class indices, keys on KZG points, the

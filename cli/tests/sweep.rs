@@ -5,7 +5,7 @@
 //! against the other step's.
 //!
 //! `random_specs_prove_with_defaults` is the sweep, run on purpose
-//! (`cargo test --release -p zkstep-cli --test sweep -- --ignored
+//! (`cargo test --release -p zkstep-cli --test suite sweep:: -- --ignored
 //! --nocapture`; `ZKSTEP_SWEEP_CASES` cases, default 16, from
 //! `ZKSTEP_SWEEP_SEED`): it prints one row a spec and fails naming every
 //! spec that did not prove. Two fixed cases of it run in CI.
@@ -16,8 +16,7 @@ use std::time::Instant;
 use zkstep_core::ModelSpec;
 use zkstep_verifier::{read_proof, read_verifying_key, verify};
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// One spec of the sweep.
 #[derive(Clone, Debug)]

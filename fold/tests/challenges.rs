@@ -6,9 +6,8 @@
 //! reach the driver's internals.)
 #![allow(clippy::unwrap_used)]
 
-mod common;
 
-use common::*;
+use crate::common::*;
 use ff::Field;
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use zkstep_fold::testing::{Claim, Permutation, TableLookup};

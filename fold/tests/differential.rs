@@ -3,9 +3,8 @@
 //! proof verifies and rejects what it does not prove.
 #![allow(clippy::unwrap_used)]
 
-mod common;
 
-use common::*;
+use crate::common::*;
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use zkstep_fold::{compress, ChallengeMode, Ivc, OnePhase};
 

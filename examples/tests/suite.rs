@@ -1,0 +1,7 @@
+//! The integration tests of zkstep-examples as one test binary (each file under
+//! tests/ a module): one link of the proving stack instead of one a
+//! file, which `cargo test --workspace` paid for every file on CI's two
+//! cores. Run one file's tests with `cargo test -p zkstep-examples --test suite FILE::`.
+
+mod e2e;
+mod float64;
