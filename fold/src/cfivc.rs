@@ -12,6 +12,11 @@
 //! measured and switched back (docs/design/fresh-verify.md, "step 2 built,
 //! measured, and not adopted"): a fresh verification 20 % faster for a
 //! primary ≈ 25k constraints a fold larger.
+//!
+//! Its three longest tests (its rejections of a forged fold, its PerRun
+//! and two-round runs: 35, 16 and 13 s of CPU on CI's two cores, for a
+//! shape no proof uses) are `#[ignore]`d; run them on purpose with
+//! `cargo test -p zkstep-fold --lib cfivc -- --include-ignored`.
 
 use crate::augmented::Config;
 use crate::cfprimary::{self, cf_challenge, cf_io_len, chain_link, own_challenge, state_hash, CfInputs, PRIMARY_IO};
@@ -410,6 +415,7 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "the CycleFold shape is not adopted (no proof uses it): run on purpose with --ignored"]
     fn a_fold_at_another_challenge_or_with_other_points_is_rejected() {
         let pp = params(&OnePhase(Doubler), ChallengeMode::None);
         let forged = |f: Forge<E1, E2>| doubler_run(&pp, 4, Some((2, f))).verify(&pp, 4, &[F::from(3)]);
@@ -477,6 +483,7 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "the CycleFold shape is not adopted (no proof uses it): run on purpose with --ignored"]
     fn per_run_challenges_accept_a_permutation_and_reject_others() {
         let c = |a: Vec<u64>, b: Vec<u64>| Permutation::<F>::new(a, b, false);
         let pp = params(&c(vec![0; 3], vec![0; 3]), ChallengeMode::PerRun);
@@ -538,6 +545,7 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "the CycleFold shape is not adopted (no proof uses it): run on purpose with --ignored"]
     fn two_rounds_of_challenges_check_a_claim() {
         let pp = params(&Claim::<F>::new(&[0; 3]), ChallengeMode::PerRunTwice);
         let run = |folds: &[Claim<F>]| {
