@@ -330,12 +330,13 @@ impl<'a, E: Engine> Sponge<'a, E> {
 }
 
 /// nova-snark's `IOPattern::value` for [Absorb(n), Squeeze(1)] and domain
-/// separator 0: Σ xⁱ·opᵢ over u128 with x = −159 (wrapping).
+/// separator 0: Σ xⁱ·opᵢ over u128 with x = −159 (wrapping), where an
+/// absorb of nothing adds no term.
 fn io_tag(n: u32) -> u128 {
     let x = 0u128.wrapping_sub(159);
-    let ops = [n + (1 << 31), 1, 0];
+    let ops: &[u32] = if n == 0 { &[1, 0] } else { &[n + (1 << 31), 1, 0] };
     let (mut xi, mut state) = (1u128, 0u128);
-    for a in ops {
+    for &a in ops {
         xi = xi.wrapping_mul(x);
         state = state.wrapping_add(xi.wrapping_mul(u128::from(a)));
     }
@@ -369,8 +370,8 @@ mod tests {
         let c = ROConstantsCircuit::<E>::default();
         let plan = Plan::wide::<E>(&c).unwrap();
         let native = ROConstants::<E>::default();
-        // one value, the rate's edges, and past two and three permutations
-        for n in [1, 2, 23, 24, 25, 47, 48, 49, 66, 72, 73] {
+        // none, one value, the rate's edges, and past two and three permutations
+        for n in [0, 1, 2, 23, 24, 25, 47, 48, 49, 66, 72, 73] {
             let mut cs = TestConstraintSystem::<F>::new();
             let (v, a) = inputs(&mut cs, n);
             let h = hash(cs.namespace(|| "ours"), &plan, &a).unwrap();
