@@ -31,21 +31,40 @@ pub const DEFAULT_FOLD_BUDGET: usize = 1 << 17;
 /// on top of the step circuit), synthesised once per arity around a step
 /// that passes its state through.
 pub fn layer_overhead(arity: usize) -> Result<CircuitSizes, CircuitError> {
-    static CACHE: OnceLock<Mutex<BTreeMap<usize, CircuitSizes>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(s) = cache.lock().ok().and_then(|c| c.get(&arity).copied()) {
-        return Ok(s);
+    static CACHE: Memo<usize, CircuitSizes> = OnceLock::new();
+    remembered(&CACHE, arity, || {
+        zkstep_fold::params::layer_sizes::<crate::engine::E1, crate::engine::E2>(
+            arity,
+            crate::engine::NUM_CHALLENGES,
+            crate::engine::CHALLENGES,
+        )
+        .map_err(|e| CircuitError::Synthesis(e.to_string()))
+    })
+}
+
+/// A process-wide cache of sizes by key.
+type Memo<K, V> = OnceLock<Mutex<BTreeMap<K, V>>>;
+
+/// `compute()`, remembered under `key` for the process: sizing asks for the
+/// same shapes again (a search, then its candidates; a fit, then the fitted
+/// layout's figures). Past 1,024 entries the cache starts over.
+fn remembered<K: Ord, V: Copy>(
+    cache: &'static Memo<K, V>,
+    key: K,
+    compute: impl FnOnce() -> Result<V, CircuitError>,
+) -> Result<V, CircuitError> {
+    let cache = cache.get_or_init(Default::default);
+    if let Some(v) = cache.lock().ok().and_then(|c| c.get(&key).copied()) {
+        return Ok(v);
     }
-    let s = zkstep_fold::params::layer_sizes::<crate::engine::E1, crate::engine::E2>(
-        arity,
-        crate::engine::NUM_CHALLENGES,
-        crate::engine::CHALLENGES,
-    )
-    .map_err(|e| CircuitError::Synthesis(e.to_string()))?;
+    let v = compute()?;
     if let Ok(mut c) = cache.lock() {
-        c.insert(arity, s);
+        if c.len() >= 1024 {
+            c.clear();
+        }
+        c.insert(key, v);
     }
-    Ok(s)
+    Ok(v)
 }
 
 /// The padded MicroSpartan size a fold's circuit stays within when it can
@@ -94,8 +113,15 @@ pub struct ShapeStats {
 }
 
 /// Shape statistics of the step circuit of a layout (synthesis without a
-/// witness).
+/// witness), remembered by the layout's whole `Debug` form: a layout that
+/// differs in any field is synthesised afresh.
 pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
+    static CACHE: Memo<String, ShapeStats> = OnceLock::new();
+    remembered(&CACHE, format!("{layout:?}"), || synthesized_stats(layout))
+}
+
+/// [`shape_stats`], synthesised.
+fn synthesized_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
     let lay = Arc::new(layout.clone());
     // zkstep-fold's recorder: it knows which variables the first phase puts
     // in W₂ and W₃ (those allocated after the challenges)

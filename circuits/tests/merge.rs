@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use nova_snark::frontend::num::AllocatedNum;
-use nova_snark::frontend::test_cs::TestConstraintSystem;
+use zkstep_gadgets::testing::Checker;
 use nova_snark::frontend::ConstraintSystem;
 use std::sync::{Arc, Mutex};
 use zkstep_circuits::merge::{
@@ -127,7 +127,7 @@ impl Case {
         let tally = Arc::new(Mutex::new(vec![0u64; self.lay.table_size()]));
         let mut z = z0.to_vec();
         for w in &ws {
-            let mut cs = TestConstraintSystem::<Fr>::new();
+            let mut cs = Checker::default();
             let zin = alloc_z(&mut cs, &z);
             let c = MergeCircuit {
                 tally: Some(tally.clone()),
@@ -145,7 +145,7 @@ impl Case {
     fn run(&self, ws: &[MergeWitness], z0: &[Fr]) -> Result<Vec<Fr>, (usize, String)> {
         let mut z = z0.to_vec();
         for (f, w) in ws.iter().enumerate() {
-            let mut cs = TestConstraintSystem::<Fr>::new();
+            let mut cs = Checker::default();
             let zin = alloc_z(&mut cs, &z);
             let a = AllocatedNum::alloc(cs.namespace(|| "alpha"), || Ok(alpha())).unwrap();
             let c = MergeCircuit::fold(self.lay.clone(), w.clone());

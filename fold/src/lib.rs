@@ -62,6 +62,8 @@ pub mod testing;
 
 #[cfg(test)]
 mod forge;
+#[cfg(test)]
+mod tests;
 
 pub use cs::{after_challenges, after_late_challenges, is_after_challenges};
 pub use compress::{BoundsDegree, CompressedProof, Masks, ProverKey, VerifierKey};

@@ -4,7 +4,7 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use nova_snark::frontend::num::AllocatedNum;
-use nova_snark::frontend::test_cs::TestConstraintSystem;
+use zkstep_gadgets::testing::Checker;
 use nova_snark::frontend::ConstraintSystem;
 use std::sync::Arc;
 use zkstep_circuits::witness::{build_step, TileWitness};
@@ -192,7 +192,7 @@ pub fn run_fold_at(
     z: &[Fr],
     drawn: [Fr; 3],
 ) -> Result<Vec<Fr>, String> {
-    let mut cs = TestConstraintSystem::<Fr>::new();
+    let mut cs = Checker::default();
     let zin: Vec<AllocatedNum<Fr>> = z
         .iter()
         .enumerate()
@@ -227,7 +227,7 @@ pub fn run_all(
 }
 
 pub fn num_constraints(layout: &Arc<Layout>, w: &TileWitness) -> usize {
-    let mut cs = TestConstraintSystem::<Fr>::new();
+    let mut cs = Checker::default();
     let zin: Vec<AllocatedNum<Fr>> = (0..layout.arity())
         .map(|i| {
             AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::from(0u64))).unwrap()

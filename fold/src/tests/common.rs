@@ -6,7 +6,7 @@ use ff::Field;
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
-use zkstep_fold::{ChallengeMode, Params};
+use crate::{ChallengeMode, Params};
 
 pub type E1 = nova_snark::provider::Bn256EngineKZG;
 pub type E2 = nova_snark::provider::GrumpkinEngine;
@@ -15,11 +15,11 @@ pub type F = <E1 as nova_snark::traits::Engine>::Scalar;
 pub type EE1 = nova_snark::provider::hyperkzg::EvaluationEngine<E1>;
 /// Spartan's openings, as zkstep runs them.
 pub type EeSpartan1 = nova_snark::provider::mercury::EvaluationEngine<E1>;
-pub type EE2 = zkstep_fold::ipa::FastIpa<E2>;
+pub type EE2 = crate::ipa::FastIpa<E2>;
 pub type S1 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, EeSpartan1>;
 pub type S1Pp = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EeSpartan1>;
 pub type S2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E2, EE2>;
-pub type Proof = zkstep_fold::CompressedProof<E1, E2, S1, S2, EE1>;
+pub type Proof = crate::CompressedProof<E1, E2, S1, S2, EE1>;
 
 /// z ↦ (z₀³ + z₁ + 5, z₀ + z₁): a one-phase circuit of arity 2.
 #[derive(Clone, Debug, Default)]
@@ -59,7 +59,7 @@ pub fn cubic(z: &[F]) -> Vec<F> {
 }
 
 /// Dev parameters for a step circuit, sized for Spartan.
-pub fn params<C: zkstep_fold::StepCircuit<F>>(c: &C, mode: ChallengeMode) -> Params<E1, E2> {
+pub fn params<C: crate::StepCircuit<F>>(c: &C, mode: ChallengeMode) -> Params<E1, E2> {
     Params::setup(c, mode, &*S1::ck_floor(), &*S2::ck_floor()).unwrap()
 }
 

@@ -3,10 +3,9 @@
 //! proof verifies and rejects what it does not prove.
 #![allow(clippy::unwrap_used)]
 
-
-use crate::common::*;
+use super::common::*;
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
-use zkstep_fold::{compress, ChallengeMode, Ivc, OnePhase};
+use crate::{compress, ChallengeMode, Ivc, OnePhase};
 
 type NovaPp = nova_snark::nova::PublicParams<E1, E2, Cubic>;
 type NovaRs = nova_snark::nova::RecursiveSNARK<E1, E2, Cubic>;

@@ -2,16 +2,15 @@
 //! by a grand product at such a challenge is accepted, a non-permutation is
 //! not, in both modes, folded and compressed. (Forged provers — a W₁ changed
 //! after the challenge, a swapped comm_W₁, a challenge not equal to its
-//! hash, W₂ under another challenge — are in the crate's unit tests, which
-//! reach the driver's internals.)
+//! hash, W₂ under another challenge — are in `forge.rs`, which reaches the
+//! driver's internals.)
 #![allow(clippy::unwrap_used)]
 
-
-use crate::common::*;
+use super::common::*;
 use ff::Field;
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
-use zkstep_fold::testing::{Claim, Permutation, TableLookup};
-use zkstep_fold::{compress, run_challenges, ChallengeMode, Ivc, Params};
+use crate::testing::{Claim, Permutation, TableLookup};
+use crate::{compress, run_challenges, ChallengeMode, Ivc, Params};
 
 fn per_run(pp: &Params<E1, E2>, folds: &[Permutation<F>]) -> Ivc<E1, E2> {
     let z0 = vec![F::ONE, F::ONE];
@@ -68,7 +67,7 @@ fn per_fold_accepts_permutations_and_rejects_others() {
     assert!(postcard::from_bytes::<Vk>(&bytes[..bytes.len() - 100]).is_err());
     // so are the parameters (both commitment keys written uncompressed)
     let bytes = postcard::to_stdvec(&pp).unwrap();
-    let back: zkstep_fold::Params<E1, E2> = postcard::from_bytes(&bytes).unwrap();
+    let back: crate::Params<E1, E2> = postcard::from_bytes(&bytes).unwrap();
     assert_eq!(postcard::to_stdvec(&back).unwrap(), bytes);
 
     // a fold whose b is not a permutation of its a
@@ -193,12 +192,12 @@ fn a_claim_checked_at_a_second_round_challenge_is_accepted_only_when_true() {
     let want = vec![ch[0] * F::from(21), F::from(2)];
     assert_eq!(ivc.verify(&pp, 2, &z0).unwrap(), want);
     // the masks drawn beforehand (as the prover does while folding), then used
-    let masks = zkstep_fold::Masks::draw(&pp).unwrap();
+    let masks = crate::Masks::draw(&pp).unwrap();
     let proof = Proof::prove_masked(&pp, &pk, &ivc, masks).unwrap();
     proof.verify(&vk, 2, &z0, &want).unwrap();
     // masks of other parameters (another shape) are refused, not folded in
     let other = params(&Claim::<F>::new(&[0; 5]), ChallengeMode::PerRunTwice);
-    let wrong = zkstep_fold::Masks::draw(&other).unwrap();
+    let wrong = crate::Masks::draw(&other).unwrap();
     assert!(Proof::prove_masked(&pp, &pk, &ivc, wrong).is_err());
     // not another number of folds, nor another z₀, nor another z_n
     assert!(proof.verify(&vk, 3, &z0, &want).is_err());

@@ -1,8 +1,0 @@
-//! The integration tests of zkstep-fold as one test binary (each file under
-//! tests/ a module): one link of the proving stack instead of one a
-//! file, which `cargo test --workspace` paid for every file on CI's two
-//! cores. Run one file's tests with `cargo test -p zkstep-fold --test suite FILE::`.
-
-mod common;
-mod challenges;
-mod differential;
