@@ -113,11 +113,28 @@ pub struct ShapeStats {
 }
 
 /// Shape statistics of the step circuit of a layout (synthesis without a
-/// witness), remembered by the layout's whole `Debug` form: a layout that
-/// differs in any field is synthesised afresh.
+/// witness), remembered by the digest of the layout's whole `Debug` form: a
+/// layout that differs in any field is synthesised afresh.
 pub fn shape_stats(layout: &Layout) -> Result<ShapeStats, CircuitError> {
-    static CACHE: Memo<String, ShapeStats> = OnceLock::new();
-    remembered(&CACHE, format!("{layout:?}"), || synthesized_stats(layout))
+    static CACHE: Memo<[u8; 32], ShapeStats> = OnceLock::new();
+    remembered(&CACHE, debug_digest(layout), || synthesized_stats(layout))
+}
+
+/// SHA-256 of a value's `Debug` form, hashed as it is written (a wide
+/// layout's schedule prints to megabytes; only 32 bytes are kept).
+fn debug_digest(v: &impl std::fmt::Debug) -> [u8; 32] {
+    use sha2::Digest;
+    struct Feed(sha2::Sha256);
+    impl std::fmt::Write for Feed {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.update(s.as_bytes());
+            Ok(())
+        }
+    }
+    let mut f = Feed(sha2::Sha256::new());
+    // Feed never fails, so neither does the write
+    let _ = std::fmt::write(&mut f, format_args!("{v:?}"));
+    f.0.finalize().into()
 }
 
 /// [`shape_stats`], synthesised.
@@ -450,5 +467,30 @@ pub fn layout_for_as(
     match rows {
         Some(r) => layout_as(spec, r, 1, scheme),
         None => fit_fastest_as(spec, budget, compression, scheme),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The remembered figures are each layout's own: a layout that differs
+    /// in one field (its commitment scheme, its rows) is not answered from
+    /// another's entry, and asking again answers the same.
+    #[test]
+    fn remembered_stats_are_each_layouts_own() {
+        let spec = ModelSpec::from_toml_str(
+            "batch_size = 2\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 4\noutputs = 2\nactivation = \"relu\"\n[[layers]]\ninputs = 2\noutputs = 1\n",
+        )
+        .unwrap();
+        let chain = Layout::new(&spec, 1).unwrap();
+        let eval = chain.clone().with_commit_scheme(CommitScheme::Evaluation);
+        let two = Layout::new(&spec, 2).unwrap();
+        for l in [&chain, &eval, &two, &chain] {
+            assert_eq!(shape_stats(l).unwrap(), synthesized_stats(l).unwrap());
+        }
+        assert_ne!(shape_stats(&chain).unwrap(), shape_stats(&eval).unwrap());
+        assert_ne!(shape_stats(&chain).unwrap(), shape_stats(&two).unwrap());
+        assert_ne!(debug_digest(&chain), debug_digest(&eval));
     }
 }

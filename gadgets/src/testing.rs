@@ -123,23 +123,13 @@ impl Rec {
 /// '/'): the answer of that system's `which_is_unsatisfied`, without storing
 /// every constraint and every name, which was most of a whole fold's check
 /// in the circuits' tests.
+#[derive(Default)]
 pub struct Checker {
     /// The assignment so far (its constraint list stays empty).
     values: Rec,
     namespace: Vec<String>,
     constraints: usize,
     unsatisfied: Option<String>,
-}
-
-impl Default for Checker {
-    fn default() -> Self {
-        Checker {
-            values: Rec::default(),
-            namespace: vec![],
-            constraints: 0,
-            unsatisfied: None,
-        }
-    }
 }
 
 impl Checker {
