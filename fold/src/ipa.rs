@@ -89,6 +89,16 @@ where
     ck_s: CommitmentKey<E>,
 }
 
+impl<E: Engine<CE = CommitmentEngine<E>>> VerifierKey<E>
+where
+    E::GE: DlogGroupExt,
+{
+    /// How many generators the key holds (the longest vector it checks).
+    pub fn generators(&self) -> usize {
+        self.ck_v.generators().len()
+    }
+}
+
 /// The argument's parts in `InnerProductArgument`'s serde order.
 #[derive(Serialize, Deserialize)]
 #[serde(bound = "")]

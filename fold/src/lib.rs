@@ -56,6 +56,7 @@ pub mod own;
 pub mod params;
 pub mod poseidon;
 pub mod rawkey;
+pub mod rows;
 pub mod spartan;
 pub mod step;
 pub mod testing;
