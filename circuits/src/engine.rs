@@ -36,8 +36,10 @@ use zkstep_fold::{compress, FoldError};
 
 /// Primary engine (BN254 with HyperKZG commitments).
 pub type E1 = nova_snark::provider::Bn256EngineKZG;
-/// Secondary engine (Grumpkin with IPA).
-pub type E2 = nova_snark::provider::GrumpkinEngine;
+/// Secondary engine (Grumpkin, commitments in rows under shared
+/// generators: zkstep-fold's `rows`, whose IPA the verifier runs over a
+/// quarter of the generators).
+pub type E2 = zkstep_fold::rows::GrumpkinRows;
 /// Evaluation engine of the primary's later-part openings (HyperKZG: its
 /// opening shows that a commitment lies on the first m generators, which
 /// the challenges' soundness needs; docs/SOUNDNESS.md).
@@ -45,8 +47,9 @@ pub type EE1 = nova_snark::provider::hyperkzg::EvaluationEngine<E1>;
 /// Evaluation engine of the primary's Spartan (Mercury: a constant-size
 /// opening on HyperKZG's key; only the evaluation is needed there).
 pub type EeSpartan1 = nova_snark::provider::mercury::EvaluationEngine<E1>;
-/// Evaluation engine of the secondary (nova-snark's IPA and its verifier, a faster prover).
-pub type EE2 = zkstep_fold::ipa::FastIpa<E2>;
+/// Evaluation engine of the secondary (the rows combined, then nova-snark's
+/// IPA with a faster prover and verifier over one row's generators).
+pub type EE2 = zkstep_fold::rows::RowIpa;
 /// MicroSpartan (preprocessing Spartan) for the primary.
 pub type S1Pp = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EeSpartan1>;
 /// Spartan for the primary (the verifier reads the R1CS matrices).

@@ -55,8 +55,11 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// decomposition (the hash's range is checked where it is used), so the
 /// secondary of two rounds fits 2¹³ — every key's shapes changed; 28: the
 /// primary hashes with zkstep-fold's own Poseidon sponge circuit (the same
-/// hash, fewer non-zeros) — every key's primary matrices changed).
-pub const FILE_VERSION: u32 = 28;
+/// hash, fewer non-zeros) — every key's primary matrices changed; 29: the
+/// secondary's commitments are four Pedersen rows under shared generators
+/// (zkstep-fold's `rows`), folded row by row in the primary — every key's
+/// primary and secondary key changed, and every proof).
+pub const FILE_VERSION: u32 = 29;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

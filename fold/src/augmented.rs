@@ -18,7 +18,7 @@
 //! through), its own hash]`.
 
 use crate::cs::{PhasedCs, Region};
-use crate::gadgets::{state_hash_circuit, AllocIncoming, AllocRunning};
+use crate::gadgets::{alloc_points, state_hash_circuit, AllocIncoming, AllocRunning};
 use crate::poseidon::{Hasher, Plan};
 use crate::hash::{chain_link_circuit, fold_drawn_circuit};
 use crate::instance::{Commitment, FoldInstance, RunningInstance};
@@ -27,7 +27,6 @@ use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::{AllocatedBit, Boolean, ConstraintSystem, SynthesisError};
 use nova_snark::gadgets::ecc::AllocatedPoint;
 use nova_snark::gadgets::utils::{alloc_num_equals, alloc_zero, conditionally_select};
-use nova_snark::traits::commitment::CommitmentTrait;
 use nova_snark::traits::{Engine, ROConstantsCircuit};
 use serde::{Deserialize, Serialize};
 
@@ -178,12 +177,12 @@ struct Common<E: Engine> {
     blind_next: AllocatedNum<E::Base>,
     running: AllocRunning<E>,
     incoming: AllocIncoming<E>,
-    t: AllocatedPoint<E>,
+    t: Vec<AllocatedPoint<E>>,
     first: AllocatedBit,
 }
 
 #[allow(clippy::too_many_arguments)]
-fn common<E: Engine, CS: ConstraintSystem<E::Base>>(
+fn common<E: Engine + 'static, CS: ConstraintSystem<E::Base>>(
     mut cs: CS,
     pp: Option<E::Base>,
     i: Option<u64>,
@@ -200,8 +199,7 @@ fn common<E: Engine, CS: ConstraintSystem<E::Base>>(
     let blind_next = alloc(cs.namespace(|| "blind next"), "v", blinds.map(|b| b.1))?;
     let running = AllocRunning::alloc(cs.namespace(|| "U"), running, parts, io)?;
     let incoming = AllocIncoming::alloc(cs.namespace(|| "u"), incoming, parts, io)?;
-    let t = AllocatedPoint::alloc(cs.namespace(|| "T"), t.map(|t| t.to_coordinates()))?;
-    t.check_on_curve(cs.namespace(|| "T on the curve"))?;
+    let t = alloc_points(cs.namespace(|| "T"), [t], true)?;
     let zero = alloc_zero(cs.namespace(|| "zero"));
     let first = alloc_num_equals(cs.namespace(|| "first fold"), &i, &zero)?;
     Ok(Common {
@@ -317,7 +315,7 @@ pub fn synthesize_primary<E, C, CS>(
     inp: Option<&PrimaryInputs<E>>,
 ) -> Result<Vec<AllocatedNum<E::Base>>, SynthesisError>
 where
-    E: Engine,
+    E: Engine + 'static,
     C: StepCircuit<E::Base>,
     CS: PhasedCs<E::Base>,
 {
@@ -396,7 +394,7 @@ pub fn synthesize_secondary<E, CS>(
     inp: Option<&SecondaryInputs<E>>,
 ) -> Result<(), SynthesisError>
 where
-    E: Engine,
+    E: Engine + 'static,
     CS: ConstraintSystem<E::Base>,
 {
     let (parts, io, k) = (cfg.primary_parts(), cfg.primary_io(), cfg.fold_challenges());

@@ -38,8 +38,8 @@ use rand::rngs::OsRng;
 /// The primary's shape in the CycleFold shape and the CycleFold circuit's.
 pub fn shapes<E1, E2, C>(cfg: &Config, step: &C) -> Result<(R1CSShape<E1>, WitnessLayout, R1CSShape<E2>)>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
     C: StepCircuit<E1::Scalar>,
 {
     let ro = RoSet::<E1, E2>::default();
@@ -58,8 +58,8 @@ where
 /// [`crate::params::layer_sizes`] counts the IVC's.
 pub fn layer_sizes<E1, E2>(arity: usize, challenges: usize, mode: ChallengeMode) -> Result<crate::params::CircuitSizes>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     crate::params::layer_sizes_by::<E1, E2, _>(arity, challenges, mode, shapes::<E1, E2, crate::params::Pass>)
 }
@@ -72,8 +72,8 @@ pub fn setup<E1, E2, C>(
     hint2: &CommitmentKeyHint<E2>,
 ) -> Result<Params<E1, E2>>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
     C: StepCircuit<E1::Scalar>,
 {
     let cfg = config(step, mode)?;
@@ -88,7 +88,7 @@ where
 pub fn run_challenges<E1, E2>(pp: &Params<E1, E2>, pre: &[Precommitment<E1>]) -> Vec<E1::Scalar>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     let link = |acc, c| chain_link::<E1, E2>(&pp.ro.n2, acc, c);
     let end1 = pre.iter().fold(E1::Scalar::ZERO, |acc, p| link(acc, &p.comm));
@@ -109,8 +109,8 @@ where
 /// h₀ = H(pp, 0, (0, z₀, 0…), U⊥, U_cf⊥, 0): the first fold's input hash.
 fn first_hash<E1, E2>(ro: &ROConstants<E2>, pp: E1::Scalar, cfg: &Config, z0: &[E1::Scalar]) -> E1::Scalar
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     let mut state = vec![E1::Scalar::ZERO];
     state.extend_from_slice(z0);
@@ -143,8 +143,8 @@ impl<E1: Engine, E2: Engine> Forge<E1, E2> {
 /// The state of a CycleFold IVC after some folds.
 pub struct CfIvc<E1, E2>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     arity: usize,
     h0: E1::Scalar,

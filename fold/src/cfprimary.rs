@@ -103,8 +103,8 @@ pub fn state_hash<E1, E2>(
     blind: E1::Scalar,
 ) -> E1::Scalar
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     let mut h = E2::RO::new_with_mode(c.clone(), RO_MODE);
     h.absorb(pp);
@@ -121,8 +121,8 @@ where
 /// One link of a chain: H(previous, comm's limbs), the narrow sponge whole.
 pub fn chain_link<E1, E2>(c: &ROConstants<E2>, prev: E1::Scalar, comm: &Commitment<E1>) -> E1::Scalar
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     let mut h = E2::RO::new_with_mode(c.clone(), LINK_MODE);
     h.absorb(prev);
@@ -147,8 +147,8 @@ pub fn own_challenge<E1, E2>(
     t: &Commitment<E1>,
 ) -> (u128, E2::RO)
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     let mut h = E2::RO::new_with_mode(c.clone(), RO_MODE);
     h.absorb(pp);
@@ -167,8 +167,8 @@ pub fn cf_challenge<E1, E2>(
     tcf: &Commitment<E2>,
 ) -> u128
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     for c in next1.comm_w.iter().chain([&next1.comm_e]) {
         absorb_point_packed::<E1, _>(&mut h, c);
@@ -191,8 +191,8 @@ fn state_hash_circuit<E1, E2, CS>(
     blind: &AllocatedNum<E1::Scalar>,
 ) -> Result<AllocatedNum<E1::Scalar>, SynthesisError>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
     CS: ConstraintSystem<E1::Scalar>,
 {
     let mut ro = E2::ROCircuit::new_with_mode(c.clone(), RO_MODE);
@@ -283,7 +283,7 @@ fn mul_add<F: PrimeField, CS: ConstraintSystem<F>>(
     Ok(v)
 }
 
-fn point<E: Engine, CS: ConstraintSystem<E::Base>>(
+fn point<E: Engine + 'static, CS: ConstraintSystem<E::Base>>(
     mut cs: CS,
     c: Option<&Commitment<E>>,
 ) -> Result<AllocatedPoint<E>, SynthesisError> {
@@ -304,8 +304,8 @@ pub fn synthesize<E1, E2, C, CS>(
     inp: Option<&CfInputs<E1, E2>>,
 ) -> Result<Vec<AllocatedNum<E1::Scalar>>, SynthesisError>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
     C: StepCircuit<E1::Scalar>,
     CS: PhasedCs<E1::Scalar>,
 {
@@ -402,7 +402,7 @@ where
     cfw.absorb_in_ro(&mut h)?;
     tcf.absorb_in_ro(&mut h)?;
     let kcf = h.squeeze(cs.namespace(|| "Kcf"), CHALLENGE_BITS, false)?;
-    let folded_cf = runcf.fold_by(cs.namespace(|| "fold U_cf"), &[cfw], &x_cf, &tcf, &kcf)?;
+    let folded_cf = runcf.fold_by(cs.namespace(|| "fold U_cf"), &[cfw], &x_cf, std::slice::from_ref(&tcf), &kcf)?;
 
     // the first fold folds nothing
     let zero_own = AllocOwnRunning::zero(&zero, parts, PRIMARY_IO);

@@ -60,6 +60,11 @@ fn grumpkin_commit<E: Engine + 'static>(
     blind: &E::Scalar,
 ) -> Option<Commitment<E>> {
     type G = GrumpkinEngine;
+    // an engine whose key is Grumpkin's but whose commitment is not one
+    // point (`crate::rows`) commits row by row through this function
+    if std::any::TypeId::of::<Commitment<E>>() != std::any::TypeId::of::<pedersen::Commitment<G>>() {
+        return None;
+    }
     let key = (ck as &dyn Any).downcast_ref::<pedersen::CommitmentKey<G>>()?;
     let bases = key.generators().get(from..from.checked_add(values.len())?)?;
     // the key matched, so E is Grumpkin's engine: these casts are identities

@@ -47,7 +47,7 @@ pub trait BoundsDegree {}
 
 impl<E> BoundsDegree for nova_snark::provider::hyperkzg::EvaluationEngine<E>
 where
-    E: Engine,
+    E: Engine + 'static,
     E::GE: nova_snark::provider::traits::PairingGroup,
 {
 }
@@ -106,8 +106,8 @@ struct SecondOpening<E: Engine, EE: EvaluationEngineTrait<E>> {
 #[serde(bound = "")]
 pub struct CompressedProof<E1, E2, S1, S2, EE1>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
     S1: Compressor<E1>,
     S2: Compressor<E2>,
     EE1: EvaluationEngineTrait<E1> + BoundsDegree,
@@ -140,8 +140,8 @@ pub fn setup<E1, E2, S1, S2, EE1>(
     pp: &Params<E1, E2>,
 ) -> Result<(ProverKey<E1, E2, S1, S2, EE1>, VerifierKey<E1, E2, S1, S2, EE1>)>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
     S1: Compressor<E1>,
     S2: Compressor<E2>,
     EE1: EvaluationEngineTrait<E1> + BoundsDegree,
@@ -529,7 +529,7 @@ where
 
 /// nova-snark's relaxed instance with the blinds taken out of its
 /// commitments (what Spartan proves).
-fn derandomize<E: Engine>(
+fn derandomize<E: Engine + 'static>(
     dk: &DerandKey<E>,
     u: &RunningInstance<E>,
     blinds: &[E::Scalar],
@@ -537,4 +537,52 @@ fn derandomize<E: Engine>(
 ) -> Result<nova_snark::r1cs::RelaxedR1CSInstance<E>> {
     let r_w = blinds.iter().fold(E::Scalar::ZERO, |a, b| a + b);
     Ok(u.to_nova()?.derandomize(dk, &r_w, r_e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rows::{RowCommitment, ROWS};
+    use crate::tests::common::*;
+    use crate::{ChallengeMode, OnePhase};
+
+    /// One row of the secondary's commitments changed in a compressed
+    /// proof — the running instance's W or E, the last instance's W, the
+    /// last fold's T — is refused, whichever row.
+    #[test]
+    fn an_edited_row_of_the_secondarys_commitments_is_rejected() {
+        let c = OnePhase(Cubic);
+        let pp = params(&c, ChallengeMode::None);
+        let (pk, vk) = setup::<E1, E2, S1, S2, EE1>(&pp).unwrap();
+        let z0 = vec![F::from(7), F::from(1)];
+        let mut ivc = Ivc::new(&pp, &z0, vec![]).unwrap();
+        for _ in 0..2 {
+            ivc.prove_step(&pp, &c, None).unwrap();
+        }
+        let proof = Proof::prove(&pp, &pk, &ivc).unwrap();
+        let zn = ivc.verify(&pp, 2, &z0).unwrap();
+        proof.verify(&vk, 2, &z0, &zn).unwrap();
+        // a point that is not the identity, added to one row
+        let shift = proof.rand2.comm_w[0].rows()[0];
+        assert_ne!(shift, Default::default());
+        let edit = |c: &mut RowCommitment, j: usize| {
+            let mut rows = *c.rows();
+            rows[j] = rows[j] + shift;
+            *c = RowCommitment::from_rows(rows);
+        };
+        // a fresh copy through the proof's encoding (the SNARKs are not Clone)
+        let bytes = postcard::to_stdvec(&proof).unwrap();
+        for j in 0..ROWS {
+            for which in ["the running W", "the running E", "the last W", "the last T"] {
+                let mut p: Proof = postcard::from_bytes(&bytes).unwrap();
+                match which {
+                    "the running W" => edit(&mut p.run2.comm_w[0], j),
+                    "the running E" => edit(&mut p.run2.comm_e, j),
+                    "the last W" => edit(&mut p.last2.comm_w[0], j),
+                    _ => edit(&mut p.t_last2, j),
+                }
+                assert!(p.verify(&vk, 2, &z0, &zn).is_err(), "row {j} of {which} edited");
+            }
+        }
+    }
 }

@@ -289,6 +289,8 @@ pub struct ShapeRecorder<F: PrimeField> {
     constraints: usize,
     // the namespace stack and constraints by its first two levels, when asked
     names: Option<(Vec<String>, std::collections::BTreeMap<String, usize>)>,
+    // each private variable's full name, when asked (tests that name a column)
+    aux_names: Option<Vec<String>>,
 }
 
 impl<F: PrimeField> ShapeRecorder<F> {
@@ -298,6 +300,28 @@ impl<F: PrimeField> ShapeRecorder<F> {
         let mut r = Self::new(parts);
         r.names = Some(Default::default());
         r
+    }
+
+    /// A recorder that also names every private variable by its full
+    /// namespace path ([`ShapeRecorder::column_names`]).
+    pub fn naming(parts: usize) -> Self {
+        let mut r = Self::counting(parts);
+        r.aux_names = Some(vec![]);
+        r
+    }
+
+    /// Each witness column's variable name (empty unless made by
+    /// [`ShapeRecorder::naming`]; padding columns are unnamed).
+    pub fn column_names(&self) -> Vec<String> {
+        let Some(names) = &self.aux_names else { return vec![] };
+        let layout = self.layout();
+        let mut out = vec![String::new(); layout.num_vars()];
+        for (name, col) in names.iter().zip(layout.columns(&self.tags)) {
+            if let Some(slot) = out.get_mut(col) {
+                slot.clone_from(name);
+            }
+        }
+        out
     }
 
     /// Constraints by namespace (empty unless made by [`ShapeRecorder::counting`]).
@@ -320,6 +344,7 @@ impl<F: PrimeField> ShapeRecorder<F> {
             c: Rows::new(),
             constraints: 0,
             names: None,
+            aux_names: None,
         }
     }
 
@@ -366,12 +391,15 @@ impl<F: PrimeField> ShapeRecorder<F> {
 impl<F: PrimeField> ConstraintSystem<F> for ShapeRecorder<F> {
     type Root = Self;
 
-    fn alloc<Fv, A, AR>(&mut self, _: A, _: Fv) -> std::result::Result<Variable, SynthesisError>
+    fn alloc<Fv, A, AR>(&mut self, name: A, _: Fv) -> std::result::Result<Variable, SynthesisError>
     where
         Fv: FnOnce() -> std::result::Result<F, SynthesisError>,
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        if let (Some(all), Some((stack, _))) = (self.aux_names.as_mut(), self.names.as_ref()) {
+            all.push(format!("{}/{}", stack.join("/"), name().into()));
+        }
         self.tags.push(region_of(self.parts, self.region));
         Ok(Variable::new_unchecked(Index::Aux(self.tags.len() - 1)))
     }

@@ -10,21 +10,20 @@
 use crate::foreign::{self, field_to_big, Foreign};
 use crate::hash::{CHALLENGE_BITS, HASH_BITS};
 use crate::poseidon::{Hasher, Sponge};
-use crate::instance::{FoldInstance, RunningInstance};
+use crate::instance::{points, points_per, Commitment, FoldInstance, RunningInstance};
 use crate::ladder::{fold_point, odd_challenge_num};
 use ff::{Field, PrimeField, PrimeFieldBits};
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::{AllocatedBit, Boolean, ConstraintSystem, LinearCombination, SynthesisError};
 use nova_snark::gadgets::ecc::AllocatedPoint;
 use nova_snark::gadgets::utils::{alloc_scalar_as_base, conditionally_select};
-use nova_snark::traits::commitment::CommitmentTrait;
 use nova_snark::traits::{Engine, ROConstantsCircuit};
 use num_bigint::BigUint;
 
 /// A fresh instance of `E`, allocated in a circuit over `E::Base`.
 #[derive(Clone)]
 pub struct AllocIncoming<E: Engine> {
-    /// Its witness commitments (checked on the curve).
+    /// Its witness commitments' points (checked on the curve; [`points_per`] a commitment).
     pub w: Vec<AllocatedPoint<E>>,
     /// Its public IO (values below 2²⁵⁰, the same number in both fields).
     pub x: Vec<AllocatedNum<E::Base>>,
@@ -33,7 +32,7 @@ pub struct AllocIncoming<E: Engine> {
     pub xl: Vec<Foreign<E::Base>>,
 }
 
-impl<E: Engine> AllocIncoming<E> {
+impl<E: Engine + 'static> AllocIncoming<E> {
     /// Allocate `inst` (None: points at infinity and zeros, for the shape
     /// and the first fold) with `parts` commitments and `io` values.
     pub fn alloc<CS: ConstraintSystem<E::Base>>(
@@ -42,16 +41,11 @@ impl<E: Engine> AllocIncoming<E> {
         parts: usize,
         io: usize,
     ) -> Result<Self, SynthesisError> {
-        let w = (0..parts)
-            .map(|k| {
-                let p = AllocatedPoint::alloc(
-                    cs.namespace(|| format!("W{k}")),
-                    inst.map(|u| u.comm_w[k].to_coordinates()),
-                )?;
-                p.check_on_curve(cs.namespace(|| format!("W{k} on the curve")))?;
-                Ok(p)
-            })
-            .collect::<Result<Vec<_>, SynthesisError>>()?;
+        let w = alloc_points(
+            cs.namespace(|| "W"),
+            (0..parts).map(|k| inst.map(|u| &u.comm_w[k])),
+            true,
+        )?;
         let x = (0..io)
             .map(|k| {
                 alloc_scalar_as_base::<E, _>(cs.namespace(|| format!("X{k}")), inst.map(|u| u.x[k]))
@@ -76,12 +70,35 @@ impl<E: Engine> AllocIncoming<E> {
     }
 }
 
+/// The points of commitments (each [`points_per`] points, in order; None:
+/// points at infinity), checked on the curve if asked.
+pub fn alloc_points<'a, E: Engine + 'static, CS: ConstraintSystem<E::Base>>(
+    mut cs: CS,
+    comms: impl IntoIterator<Item = Option<&'a Commitment<E>>>,
+    on_curve: bool,
+) -> Result<Vec<AllocatedPoint<E>>, SynthesisError> {
+    let n = points_per::<E>();
+    let mut out = Vec::new();
+    for (k, c) in comms.into_iter().enumerate() {
+        let pts = c.map(points::<E>);
+        for j in 0..n {
+            let at = pts.as_ref().map(|p| p.get(j).copied().ok_or(SynthesisError::AssignmentMissing)).transpose()?;
+            let p = AllocatedPoint::alloc(cs.namespace(|| format!("{k}.{j}")), at)?;
+            if on_curve {
+                p.check_on_curve(cs.namespace(|| format!("{k}.{j} on the curve")))?;
+            }
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
 /// A running instance of `E`, allocated in a circuit over `E::Base`.
 pub struct AllocRunning<E: Engine> {
-    /// Witness commitments.
+    /// Witness commitments' points ([`points_per`] a commitment).
     pub w: Vec<AllocatedPoint<E>>,
-    /// Error commitment.
-    pub e: AllocatedPoint<E>,
+    /// Error commitment's points.
+    pub e: Vec<AllocatedPoint<E>>,
     /// The relaxation scalar (small: 1 plus a sum of 130-bit challenges).
     pub u: AllocatedNum<E::Base>,
     /// Public IO as numbers modulo `E`'s scalar field.
@@ -89,11 +106,11 @@ pub struct AllocRunning<E: Engine> {
 }
 
 /// The modulus of `E`'s scalar field, the values' p.
-fn scalar_modulus<E: Engine>() -> BigUint {
+fn scalar_modulus<E: Engine + 'static>() -> BigUint {
     field_to_big(&-E::Scalar::ONE) + 1u8
 }
 
-impl<E: Engine> AllocRunning<E> {
+impl<E: Engine + 'static> AllocRunning<E> {
     /// Allocate `inst` (None: the all-zero instance's values). Nothing is
     /// range-checked: the instance is bound by the state hash that opens it.
     pub fn alloc<CS: ConstraintSystem<E::Base>>(
@@ -102,18 +119,8 @@ impl<E: Engine> AllocRunning<E> {
         parts: usize,
         io: usize,
     ) -> Result<Self, SynthesisError> {
-        let w = (0..parts)
-            .map(|k| {
-                AllocatedPoint::alloc(
-                    cs.namespace(|| format!("W{k}")),
-                    inst.map(|u| u.comm_w[k].to_coordinates()),
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let e = AllocatedPoint::alloc(
-            cs.namespace(|| "E"),
-            inst.map(|u| u.comm_e.to_coordinates()),
-        )?;
+        let w = alloc_points(cs.namespace(|| "W"), (0..parts).map(|k| inst.map(|u| &u.comm_w[k])), false)?;
+        let e = alloc_points(cs.namespace(|| "E"), [inst.map(|u| &u.comm_e)], false)?;
         let u = alloc_scalar_as_base::<E, _>(cs.namespace(|| "u"), inst.map(|u| u.u))?;
         let x = (0..io)
             .map(|k| {
@@ -132,10 +139,11 @@ impl<E: Engine> AllocRunning<E> {
         io: usize,
     ) -> Result<Self, SynthesisError> {
         let inf = AllocatedPoint::default(cs.namespace(|| "infinity"))?;
+        let n = points_per::<E>();
         // the point's x is the constrained zero: u and every limb of X
         Ok(AllocRunning {
-            w: vec![inf.clone(); parts],
-            e: inf.clone(),
+            w: vec![inf.clone(); parts * n],
+            e: vec![inf.clone(); n],
             u: inf.x.clone(),
             x: vec![Foreign::zero(&inf.x); io],
         })
@@ -149,7 +157,7 @@ impl<E: Engine> AllocRunning<E> {
         let e = AllocatedPoint::default(cs.namespace(|| "E"))?;
         Ok(AllocRunning {
             w: inc.w.clone(),
-            e,
+            e: vec![e; points_per::<E>()],
             u: AllocatedNum::one::<CS>(),
             x: inc.xl.clone(),
         })
@@ -163,7 +171,7 @@ impl<E: Engine> AllocRunning<E> {
     ) -> Result<(), SynthesisError> {
         // as `RunningInstance::absorb`: coordinates, then the flags packed
         // (each a bit here, so the packing is injective)
-        let points: Vec<&AllocatedPoint<E>> = self.w.iter().chain([&self.e]).collect();
+        let points: Vec<&AllocatedPoint<E>> = self.w.iter().chain(&self.e).collect();
         for p in &points {
             ro.absorb(&p.x);
             ro.absorb(&p.y);
@@ -218,7 +226,7 @@ impl<E: Engine> AllocRunning<E> {
         hasher: Hasher<'_, E::Base>,
         pp: &AllocatedNum<E::Base>,
         inc: &AllocIncoming<E>,
-        t: &AllocatedPoint<E>,
+        t: &[AllocatedPoint<E>],
     ) -> Result<Self, SynthesisError> {
         // r = 2¹²⁸ + 2K + 1 from K's bits: the ladder's odd multiplier
         let r_bits = fold_challenge_circuit(cs.namespace(|| "r bits"), Sponge::new(hasher, c), pp, inc, t)?;
@@ -234,10 +242,10 @@ impl<E: Engine> AllocRunning<E> {
         mut cs: CS,
         inc_w: &[AllocatedPoint<E>],
         inc_x: &[Foreign<E::Base>],
-        t: &AllocatedPoint<E>,
+        t: &[AllocatedPoint<E>],
         r_bits: &[AllocatedBit],
     ) -> Result<Self, SynthesisError> {
-        if inc_w.len() != self.w.len() || inc_x.len() != self.x.len() {
+        if inc_w.len() != self.w.len() || inc_x.len() != self.x.len() || t.len() != self.e.len() {
             return Err(SynthesisError::IncompatibleLengthVector(format!(
                 "an instance of {} commitments and {} values folded into one of {} and {}",
                 inc_w.len(),
@@ -248,7 +256,7 @@ impl<E: Engine> AllocRunning<E> {
         }
         let r = odd_challenge_num(cs.namespace(|| "r"), r_bits)?;
         let w = pairwise(&self.w, inc_w, |k, a, b| fold_point(cs.namespace(|| format!("W{k} + r·w{k}")), a, b, r_bits))?;
-        let e = fold_point(cs.namespace(|| "E + r·T"), &self.e, t, r_bits)?;
+        let e = pairwise(&self.e, t, |k, a, b| fold_point(cs.namespace(|| format!("E{k} + r·T{k}")), a, b, r_bits))?;
         let u = AllocatedNum::alloc(cs.namespace(|| "u + r"), || {
             match (self.u.get_value(), r.get_value()) {
                 (Some(a), Some(b)) => Ok(a + b),
@@ -277,7 +285,9 @@ impl<E: Engine> AllocRunning<E> {
         let w = pairwise(&a.w, &b.w, |k, p, q| {
             AllocatedPoint::conditionally_select(cs.namespace(|| format!("W{k}")), p, q, cond)
         })?;
-        let e = AllocatedPoint::conditionally_select(cs.namespace(|| "E"), &a.e, &b.e, cond)?;
+        let e = pairwise(&a.e, &b.e, |k, p, q| {
+            AllocatedPoint::conditionally_select(cs.namespace(|| format!("E{k}")), p, q, cond)
+        })?;
         let u = conditionally_select(cs.namespace(|| "u"), &a.u, &b.u, cond)?;
         let x = pairwise(&a.x, &b.x, |k, p, q| Foreign::select(cs.namespace(|| format!("X{k}")), p, q, cond))?;
         Ok(AllocRunning { w, e, u, x })
@@ -329,7 +339,7 @@ fn rho_limbs<F: PrimeField, CS: ConstraintSystem<F>>(
 
 /// Circuit twin of [`crate::hash::state_hash`], hashed by `hasher`'s sponge.
 #[allow(clippy::too_many_arguments)]
-pub fn state_hash_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
+pub fn state_hash_circuit<E: Engine + 'static, CS: ConstraintSystem<E::Base>>(
     mut cs: CS,
     c: &ROConstantsCircuit<E>,
     hasher: Hasher<'_, E::Base>,
@@ -434,16 +444,18 @@ fn truncate_with<F: PrimeFieldBits, CS: ConstraintSystem<F>>(
 }
 
 /// Circuit twin of [`crate::hash::fold_challenge`]: r's bits, little-endian.
-fn fold_challenge_circuit<E: Engine, CS: ConstraintSystem<E::Base>>(
+fn fold_challenge_circuit<E: Engine + 'static, CS: ConstraintSystem<E::Base>>(
     mut cs: CS,
     mut h: Sponge<'_, E>,
     pp: &AllocatedNum<E::Base>,
     u: &AllocIncoming<E>,
-    t: &AllocatedPoint<E>,
+    t: &[AllocatedPoint<E>],
 ) -> Result<Vec<AllocatedBit>, SynthesisError> {
     h.absorb(pp);
     u.absorb(&mut h);
-    h.absorb_point(t);
+    for p in t {
+        h.absorb_point(p);
+    }
     // K: the low 128 bits of a split of the hash (`split_bits`: two
     // candidate K at most for one transcript)
     let full = h.squeeze(&mut cs)?;
@@ -457,7 +469,7 @@ mod tests {
     use super::*;
     use crate::hash::{chain_link, chain_link_circuit, state_hash};
     use nova_snark::frontend::test_cs::TestConstraintSystem;
-    use nova_snark::traits::commitment::CommitmentEngineTrait;
+    use nova_snark::traits::commitment::{CommitmentEngineTrait, CommitmentTrait};
     use nova_snark::traits::ROConstants;
     use rand::rngs::OsRng;
 

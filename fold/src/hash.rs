@@ -44,7 +44,7 @@ pub(crate) fn ro_circuit<E: Engine>(c: &ROConstantsCircuit<E>) -> E::ROCircuit {
 /// The state hash of the circuit that folds `E`'s instances:
 /// `H(pp, i, state, U, blind)` (state: the primary's h₀ and zᵢ, the
 /// secondary's chain).
-pub fn state_hash<E: Engine>(
+pub fn state_hash<E: Engine + 'static>(
     c: &ROConstants<E>,
     pp: E::Base,
     i: u64,
@@ -67,7 +67,7 @@ pub fn state_hash<E: Engine>(
 /// bits), as a scalar of `E`: the odd number the circuits' ladder
 /// multiplies by with no offset left over (`ladder`). The running instance
 /// is not absorbed: u's public IO holds its hash.
-pub fn fold_challenge<E: Engine>(
+pub fn fold_challenge<E: Engine + 'static>(
     c: &ROConstants<E>,
     pp: E::Base,
     u: &FoldInstance<E>,
@@ -83,7 +83,7 @@ pub fn fold_challenge<E: Engine>(
 
 /// The challenge of folding two running instances (the random instance
 /// folded in before compression): H(pp, U₁, U₂, T), outside any circuit.
-pub fn relaxed_challenge<E: Engine>(
+pub fn relaxed_challenge<E: Engine + 'static>(
     c: &ROConstants<E>,
     pp: E::Base,
     u1: &RunningInstance<E>,

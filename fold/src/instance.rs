@@ -4,10 +4,13 @@
 //! has one commitment, or one per part on a split layout (`[comm_W₁,
 //! comm_W₂]` or `[comm_W₁, comm_W₂, comm_W₃]`, on disjoint generators, so
 //! their sum is an ordinary commitment to W and nova-snark's SNARKs see a
-//! normal instance).
+//! normal instance). A commitment of the secondary is [`crate::rows::ROWS`]
+//! points ([`points`]); circuits and hashes read every one.
 
 use crate::cs::WitnessLayout;
 use crate::error::{FoldError, Result};
+use crate::rows::{RowCommitment, ROWS};
+use std::any::{Any, TypeId};
 use ff::Field;
 use nova_snark::gadgets::utils::scalar_as_base;
 use nova_snark::r1cs::{R1CSShape, RelaxedR1CSInstance, RelaxedR1CSWitness, SparseMatrix};
@@ -118,6 +121,30 @@ pub fn parts(layout: &WitnessLayout) -> usize {
     layout.parts
 }
 
+/// How many points a commitment of `E` is: [`crate::rows::ROWS`] for the
+/// secondary's commitments in rows, one for any other engine's.
+pub fn points_per<E: Engine + 'static>() -> usize {
+    if TypeId::of::<Commitment<E>>() == TypeId::of::<RowCommitment>() {
+        ROWS
+    } else {
+        1
+    }
+}
+
+/// A commitment's points (x, y, at infinity), row by row: what a circuit
+/// over `E::Base` allocates for it and what its hashes absorb.
+pub fn points<E: Engine + 'static>(c: &Commitment<E>) -> Vec<(E::Base, E::Base, bool)> {
+    let rows = (c as &dyn Any).downcast_ref::<RowCommitment>().map(|rc| {
+        let pts: Vec<_> = rc.rows().iter().map(|r| r.to_coordinates()).collect();
+        // the commitment is in rows, so E::Base is Grumpkin's base field: an identity cast
+        (Box::new(pts) as Box<dyn Any>).downcast::<Vec<(E::Base, E::Base, bool)>>()
+    });
+    match rows {
+        Some(Ok(pts)) => *pts,
+        _ => vec![c.to_coordinates()],
+    }
+}
+
 /// Sum of the witness commitments (the ordinary commitment to W).
 pub fn sum_commitments<E: Engine>(c: &[Commitment<E>]) -> Commitment<E> {
     c.iter()
@@ -171,11 +198,13 @@ impl<E: Engine> RunningInstance<E> {
     /// their infinity flags as one number `Σ 2ᵏ·infₖ` (the secondary's state
     /// hash then fits one permutation of the wide sponge), u, then X as
     /// limbs of 68, 68 and 118 bits.
-    pub fn absorb(&self, ro: &mut E::RO) {
+    pub fn absorb(&self, ro: &mut E::RO)
+    where
+        E: 'static,
+    {
         let mut flags = E::Base::ZERO;
         let mut bit = E::Base::ONE;
-        for c in self.comm_w.iter().chain([&self.comm_e]) {
-            let (x, y, inf) = c.to_coordinates();
+        for (x, y, inf) in self.comm_w.iter().chain([&self.comm_e]).flat_map(points::<E>) {
             ro.absorb(x);
             ro.absorb(y);
             if inf {

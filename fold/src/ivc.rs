@@ -138,8 +138,8 @@ fn fingerprint_from<'a, F: Field>(acc: F, key: F, values: impl Iterator<Item = &
 /// its comm_W₂ ([`Ivc::precommit_second`]), then both rounds.
 pub fn run_challenges<E1, E2>(pp: &Params<E1, E2>, pre: &[Precommitment<E1>]) -> Vec<E1::Scalar>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     let link = |acc, c: &Commitment<E1>| chain_link::<E1>(&pp.ro.n1, acc, c);
     let end1 = pre.iter().fold(E1::Base::ZERO, |acc, p| link(acc, &p.comm));
@@ -162,8 +162,8 @@ where
 /// the first round, βⱼ = H(end₁, end₂, j) for the second (PerRunTwice).
 pub(crate) fn derive_run<E1, E2>(v: &View<'_, E1, E2>, ends: &[E1::Base]) -> Vec<E1::Scalar>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     drawn_run::<E1>(&v.ro.n1, &v.cfg, ends)
         .into_iter()
@@ -195,8 +195,8 @@ pub(crate) fn drawn_run<E: Engine>(ro: &ROConstants<E>, cfg: &Config, ends: &[E:
 #[serde(bound = "")]
 pub struct Ivc<E1, E2>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     pub(crate) arity: usize,
     pub(crate) z0: Vec<E1::Scalar>,
@@ -675,8 +675,8 @@ pub(crate) struct PrimaryFold<E1: Engine, E2: Engine> {
 /// The PerFold challenges a precommitment gives (none otherwise).
 pub(crate) fn draw<E1, E2>(pp: &Params<E1, E2>, pre: Option<&Precommitment<E1>>) -> Vec<E1::Scalar>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     match (pp.cfg.mode, pre) {
         (ChallengeMode::PerFold, Some(p)) => (0..pp.cfg.challenges)
@@ -700,7 +700,7 @@ pub(crate) struct FinalState<'a, E1: Engine, E2: Engine> {
 impl<'a, E1, E2> From<&'a Ivc<E1, E2>> for FinalState<'a, E1, E2>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     fn from(s: &'a Ivc<E1, E2>) -> Self {
         FinalState {
@@ -725,8 +725,8 @@ pub(crate) fn check_final<E1, E2>(
     st: &FinalState<'_, E1, E2>,
 ) -> Result<()>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     let cfg = pp.cfg;
     if st.last2.x.len() != 2
@@ -766,8 +766,8 @@ where
 /// h₀ = H(pp, 0, 0, z₀, U⊥, 0): the first fold's input hash.
 pub(crate) fn first_hash<E1, E2>(pp: &View<'_, E1, E2>, z0: &[E1::Scalar]) -> E1::Scalar
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     let mut state = vec![E1::Scalar::ZERO];
     state.extend_from_slice(z0);
@@ -788,8 +788,8 @@ pub(crate) fn plain_layout(num_vars: usize) -> WitnessLayout {
 
 pub(crate) fn check_step<E1, E2, C>(pp: &Params<E1, E2>, step: &C) -> Result<()>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
     C: StepCircuit<E1::Scalar>,
 {
     if step.arity() != pp.cfg.arity || step.num_challenges() != pp.cfg.challenges {
@@ -815,7 +815,7 @@ pub(crate) fn commit_primary<E1, E2>(
 ) -> Result<(FoldInstance<E1>, FoldWitness<E1>)>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     let w = cs.witness(&pp.layout1)?;
     let x = cs.public().to_vec();

@@ -103,7 +103,7 @@ pub fn fold_with<E: Engine + 'static>(
 }
 
 /// The instance side of [`fold`] (what the verifier and the circuit compute).
-pub fn fold_instance<E: Engine>(
+pub fn fold_instance<E: Engine + 'static>(
     big_u: &RunningInstance<E>,
     u: &FoldInstance<E>,
     comm_t: &Commitment<E>,
@@ -161,7 +161,7 @@ pub fn fold_relaxed<E: Engine + 'static>(
 }
 
 /// The instance side of [`fold_relaxed`], with r recomputed.
-pub fn verify_relaxed<E: Engine>(
+pub fn verify_relaxed<E: Engine + 'static>(
     ro: &ROConstants<E>,
     pp: E::Base,
     u1: &RunningInstance<E>,
@@ -173,7 +173,7 @@ pub fn verify_relaxed<E: Engine>(
 }
 
 /// The instance side of [`fold`], with r recomputed.
-pub fn verify_fold<E: Engine>(
+pub fn verify_fold<E: Engine + 'static>(
     ro: &ROConstants<E>,
     pp: E::Base,
     big_u: &RunningInstance<E>,
@@ -184,7 +184,7 @@ pub fn verify_fold<E: Engine>(
     fold_instance(big_u, u, comm_t, r)
 }
 
-fn fold_relaxed_instance<E: Engine>(
+fn fold_relaxed_instance<E: Engine + 'static>(
     u1: &RunningInstance<E>,
     u2: &RunningInstance<E>,
     comm_t: &Commitment<E>,

@@ -105,8 +105,8 @@ pub(crate) struct View<'a, E1: Engine, E2: Engine> {
 
 impl<E1, E2> View<'_, E1, E2>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     /// The digest as a number of the other field.
     pub fn digest_base(&self) -> E1::Base {
@@ -138,8 +138,8 @@ pub struct CircuitSizes {
 #[serde(bound = "")]
 pub struct Params<E1, E2>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     pub(crate) cfg: Config,
     pub(crate) shape1: R1CSShape<E1>,
@@ -162,18 +162,46 @@ pub fn shapes<E1, E2, C>(
     step: &C,
 ) -> Result<(R1CSShape<E1>, WitnessLayout, R1CSShape<E2>)>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
     C: StepCircuit<E1::Scalar>,
 {
     let ro = RoSet::<E1, E2>::default();
-    let mut cs = ShapeRecorder::<E1::Scalar>::new(cfg.primary_parts());
-    synthesize_primary::<E2, C, _>(&mut cs, cfg, ro.c2(), step, None)?;
+    let cs = record_primary(&ro, cfg, step, ShapeRecorder::new(cfg.primary_parts()))?;
     let (s1, layout) = cs.into_shape::<E1>()?;
     let mut cs = ShapeRecorder::<E2::Scalar>::new(1);
     synthesize_secondary::<E1, _>(&mut cs, cfg, ro.c1(), None)?;
     let (s2, _) = cs.into_shape::<E2>()?;
     Ok((s1, layout, s2))
+}
+
+/// The primary's witness columns, each named by its variable's namespace
+/// path (tests that report a column by name).
+#[cfg(test)]
+pub(crate) fn primary_column_names<E1, E2, C>(cfg: &Config, step: &C) -> Result<Vec<String>>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
+    C: StepCircuit<E1::Scalar>,
+{
+    let cs = record_primary(&RoSet::<E1, E2>::default(), cfg, step, ShapeRecorder::naming(cfg.primary_parts()))?;
+    Ok(cs.column_names())
+}
+
+/// The primary circuit recorded into `cs`.
+fn record_primary<E1, E2, C>(
+    ro: &RoSet<E1, E2>,
+    cfg: &Config,
+    step: &C,
+    mut cs: ShapeRecorder<E1::Scalar>,
+) -> Result<ShapeRecorder<E1::Scalar>>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
+    C: StepCircuit<E1::Scalar>,
+{
+    synthesize_primary::<E2, C, _>(&mut cs, cfg, ro.c2(), step, None)?;
+    Ok(cs)
 }
 
 /// A step circuit that passes its state through (to measure the layer
@@ -220,8 +248,8 @@ impl<F: PrimeField> StepCircuit<F> for Pass {
 /// the step circuit.
 pub fn layer_sizes<E1, E2>(arity: usize, challenges: usize, mode: ChallengeMode) -> Result<CircuitSizes>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     layer_sizes_by::<E1, E2, _>(arity, challenges, mode, shapes::<E1, E2, Pass>)
 }
@@ -230,8 +258,8 @@ where
 /// `crate::cfivc::layer_sizes`).
 pub(crate) fn layer_sizes_by<E1, E2, M>(arity: usize, challenges: usize, mode: ChallengeMode, make: M) -> Result<CircuitSizes>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
     M: FnOnce(&Config, &Pass) -> Result<(R1CSShape<E1>, WitnessLayout, R1CSShape<E2>)>,
 {
     let late = usize::from(mode == ChallengeMode::PerRunTwice);
@@ -248,7 +276,7 @@ fn nonzeros<E: Engine>(s: &R1CSShape<E>) -> usize {
     s.A().len() + s.B().len() + s.C().len()
 }
 
-fn sizes_of<E1: Engine, E2: Engine>(s1: &R1CSShape<E1>, s2: &R1CSShape<E2>) -> CircuitSizes {
+fn sizes_of<E1: Engine + 'static, E2: Engine>(s1: &R1CSShape<E1>, s2: &R1CSShape<E2>) -> CircuitSizes {
     CircuitSizes {
         primary_constraints: s1.num_cons(),
         primary_variables: s1.num_vars(),
@@ -333,8 +361,8 @@ where
 
 impl<E1, E2> Params<E1, E2>
 where
-    E1: Engine<Base = <E2 as Engine>::Scalar>,
-    E2: Engine<Base = <E1 as Engine>::Scalar>,
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
     /// Parameters with fresh commitment keys (HyperKZG needs nova-snark's
     /// `test-utils` feature for a fresh τ: development keys).

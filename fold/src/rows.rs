@@ -202,7 +202,8 @@ impl CommitmentEngineTrait<GrumpkinRows> for RowEngine {
         label: &'static [u8],
         n: usize,
     ) -> Result<Self::CommitmentKey, nova_snark::provider::ptau::PtauFileError> {
-        <G as Engine>::CE::load_setup(reader, label, row_length(n))
+        // n is the key's own length (what `save_setup` wrote), not a vector's
+        <G as Engine>::CE::load_setup(reader, label, n)
     }
 
     fn save_setup(

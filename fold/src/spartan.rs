@@ -168,6 +168,18 @@ where
     }
 }
 
+/// The row IPA's key is one row's generators: written as [`crate::ipa::FastIpa`]'s.
+impl EeStore<crate::rows::GrumpkinRows> for crate::rows::RowIpa {
+    type Stored = LazyKey<crate::rows::GrumpkinRows>;
+    fn store(ck: &crate::rows::RowKey, _: &Self::VerifierKey) -> Result<Self::Stored> {
+        LazyKey::of(ck).map_err(internal)
+    }
+    fn load(s: &Self::Stored) -> std::result::Result<Self::VerifierKey, NovaError> {
+        let key = s.key().map_err(|reason| NovaError::InvalidCommitmentKey { reason })?;
+        Ok(Self::setup(&key)?.1)
+    }
+}
+
 /// nova-snark's `spartan::snark::RelaxedR1CSSNARK`, field by field in its
 /// serde order (its fields are private; `parts_read_back_as_the_proof`
 /// checks the two write the same bytes).

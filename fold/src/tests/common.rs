@@ -9,13 +9,14 @@ use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use crate::{ChallengeMode, Params};
 
 pub type E1 = nova_snark::provider::Bn256EngineKZG;
-pub type E2 = nova_snark::provider::GrumpkinEngine;
+/// The secondary as zkstep runs it: commitments in rows.
+pub type E2 = crate::rows::GrumpkinRows;
 pub type F = <E1 as nova_snark::traits::Engine>::Scalar;
 /// The later parts' openings (HyperKZG: a degree bound, docs/SOUNDNESS.md).
 pub type EE1 = nova_snark::provider::hyperkzg::EvaluationEngine<E1>;
 /// Spartan's openings, as zkstep runs them.
 pub type EeSpartan1 = nova_snark::provider::mercury::EvaluationEngine<E1>;
-pub type EE2 = crate::ipa::FastIpa<E2>;
+pub type EE2 = crate::rows::RowIpa;
 pub type S1 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E1, EeSpartan1>;
 pub type S1Pp = nova_snark::spartan::ppsnark::RelaxedR1CSSNARK<E1, EeSpartan1>;
 pub type S2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<E2, EE2>;

@@ -7,14 +7,17 @@ use super::common::*;
 use nova_snark::traits::snark::RelaxedR1CSSNARKTrait;
 use crate::{compress, ChallengeMode, Ivc, OnePhase};
 
-type NovaPp = nova_snark::nova::PublicParams<E1, E2, Cubic>;
-type NovaRs = nova_snark::nova::RecursiveSNARK<E1, E2, Cubic>;
+// nova-snark's own IVC on its own Grumpkin engine (one point a commitment)
+type NovaE2 = nova_snark::provider::GrumpkinEngine;
+type NovaS2 = nova_snark::spartan::snark::RelaxedR1CSSNARK<NovaE2, crate::ipa::FastIpa<NovaE2>>;
+type NovaPp = nova_snark::nova::PublicParams<E1, NovaE2, Cubic>;
+type NovaRs = nova_snark::nova::RecursiveSNARK<E1, NovaE2, Cubic>;
 
 #[test]
 fn same_final_state_as_nova_snark() {
     let z0 = vec![F::from(2), F::from(3)];
     let n = 4;
-    let npp = NovaPp::setup(&Cubic, &*S1::ck_floor(), &*S2::ck_floor()).unwrap();
+    let npp = NovaPp::setup(&Cubic, &*S1::ck_floor(), &*NovaS2::ck_floor()).unwrap();
     let mut rs = NovaRs::new(&npp, &Cubic, &z0).unwrap();
     for _ in 0..n {
         rs.prove_step(&npp, &Cubic).unwrap();

@@ -4,6 +4,6 @@
 //! cost CI's two cores ≈ 150 s of compiling a second time. Run one file's
 //! tests with `cargo test -p zkstep-fold --lib tests::FILE::`.
 
-mod common;
+pub(crate) mod common;
 mod challenges;
 mod differential;
