@@ -37,8 +37,8 @@ use zkstep_fold::{compress, FoldError};
 /// Primary engine (BN254 with HyperKZG commitments).
 pub type E1 = nova_snark::provider::Bn256EngineKZG;
 /// Secondary engine (Grumpkin, commitments in rows under shared
-/// generators: zkstep-fold's `rows`, whose IPA the verifier runs over a
-/// quarter of the generators).
+/// generators: zkstep-fold's `rows`, whose IPA the verifier runs over
+/// half the generators).
 pub type E2 = zkstep_fold::rows::GrumpkinRows;
 /// Evaluation engine of the primary's later-part openings (HyperKZG: its
 /// opening shows that a commitment lies on the first m generators, which

@@ -56,7 +56,7 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// secondary of two rounds fits 2¹³ — every key's shapes changed; 28: the
 /// primary hashes with zkstep-fold's own Poseidon sponge circuit (the same
 /// hash, fewer non-zeros) — every key's primary matrices changed; 29: the
-/// secondary's commitments are four Pedersen rows under shared generators
+/// secondary's commitments are two Pedersen rows under shared generators
 /// (zkstep-fold's `rows`), folded row by row in the primary — every key's
 /// primary and secondary key changed, and every proof).
 pub const FILE_VERSION: u32 = 29;

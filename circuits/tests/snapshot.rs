@@ -79,7 +79,7 @@ fn constraint_counts() {
         "batch_size = 8\nloss = \"cross_entropy\"\n[optimizer]\nkind = \"adam\"\nlr = 0.001\n[[layers]]\ninputs = 64\noutputs = 16\nactivation = \"relu\"\n[[layers]]\ninputs = 16\noutputs = 10\n",
     )
     .unwrap();
-    expect!["rows 5 folds 6 arity 54 limbs 8 slice 64 constraints/fold 106623"].assert_eq(&shape(
+    expect!["rows 6 folds 5 arity 54 limbs 8 slice 64 constraints/fold 126845"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&classifier, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     expect!["rows 16 folds 3 arity 49 limbs 8 slice 128 constraints/fold 41854"].assert_eq(&shape(
@@ -89,7 +89,7 @@ fn constraint_counts() {
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
     )
     .unwrap();
-    expect!["rows 18 folds 4 arity 49 limbs 8 slice 64 constraints/fold 96248"].assert_eq(&shape(
+    expect!["rows 19 folds 4 arity 49 limbs 16 slice 16384 constraints/fold 98326"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&wide, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     // a row of 300 inputs (records padded to 345 = 5 blocks) cut into 5 folds

@@ -30,7 +30,7 @@
 //! | [`ivc`] | the driver: [`Ivc`], precommitments, recursive verification |
 //! | [`compress`] | zero-knowledge compression and its verification |
 //! | [`ipa`] | the secondary's evaluation argument (nova-snark's IPA, a prover that never folds its key) |
-//! | [`rows`] | the secondary's engine: commitments in four Pedersen rows under shared generators, and its evaluation argument (rows combined, then [`ipa`]) |
+//! | [`rows`] | the secondary's engine: commitments in Pedersen rows under shared generators (two), and its evaluation argument (rows combined, then [`ipa`]) |
 //! | [`kzg`] | a univariate KZG opening (checkpoints on KZG points) |
 //! | `rawkey` | commitment keys written uncompressed |
 //! | [`spartan`] | Spartan's verifier on zkstep's compact key (matrices, stored digest) |

@@ -47,8 +47,10 @@ use std::ops::{Add, Mul, MulAssign, Range};
 
 /// Rows a commitment has: the verifier's IPA runs over n/ROWS generators
 /// and a fold of the secondary costs the primary ROWS ladders a
-/// commitment (docs/design/fresh-verify.md weighs 2 and 4).
-pub const ROWS: usize = 4;
+/// commitment. Two, not four: four took the primary's last witness part
+/// past 2¹⁴ variables, which doubled its padded witness at widths 128 and
+/// 512 (docs/design/fresh-verify.md, "The secondary's commitments in rows").
+pub const ROWS: usize = 2;
 
 type G = GrumpkinEngine;
 type Scalar = grumpkin::Scalar;
@@ -401,12 +403,13 @@ mod tests {
     #[test]
     fn a_commitment_is_a_pedersen_commitment_a_row_and_linear() {
         let ck = RowEngine::setup(b"rows test", 64).unwrap();
-        assert_eq!(ck.length(), 16);
-        let v = random(50);
+        let m = ck.length();
+        assert_eq!(m, 64 / ROWS);
+        let v = random(64 - 14);
         let r = F::random(OsRng);
         let c = RowEngine::commit(&ck, &v, &r);
         for (j, row) in c.rows().iter().enumerate() {
-            let part = &v[(j * 16).min(50)..((j + 1) * 16).min(50)];
+            let part = &v[(j * m).min(v.len())..((j + 1) * m).min(v.len())];
             let blind = if j == 0 { r } else { F::ZERO };
             assert_eq!(*row, <G as Engine>::CE::commit(&ck, part, &blind), "row {j}");
         }
@@ -420,7 +423,7 @@ mod tests {
         let dk = RowEngine::derand_key(&ck);
         assert_eq!(RowEngine::derandomize(&dk, &c, &r), RowEngine::commit(&ck, &v, &F::ZERO));
         // the sparse and small forms are the dense one's
-        let idx = [0usize, 5, 17, 33, 63];
+        let idx = [0usize, 5, 17, 33, 40, 63];
         let vals = random(idx.len());
         let mut dense = vec![F::ZERO; 64];
         for (i, x) in idx.iter().zip(&vals) {
@@ -437,7 +440,7 @@ mod tests {
         assert_eq!(RowEngine::commit_small_range(&ck, &small, &r, 10..40, 64), RowEngine::commit(&ck, &part, &r));
         // the transcript and the hashes read every row
         let mut other = c;
-        other.rows[3] = other.rows[3] + other.rows[0];
+        other.rows[ROWS - 1] = other.rows[ROWS - 1] + other.rows[0];
         assert_ne!(c.to_transcript_bytes(), other.to_transcript_bytes());
     }
 
@@ -475,8 +478,8 @@ mod tests {
 
     #[test]
     fn row_claims_are_proved_and_edited_ones_refused() {
-        // one row shorter than the key, one full row, two rows, all four
-        for (k, key_for) in [(3, 64), (4, 64), (5, 64), (6, 64), (7, 128)] {
+        // vectors shorter than a row, one full row, every row
+        for (k, key_for) in [(3, 64), (4, 64), (5, 64), (6, 64), (7, 128), (6, 128)] {
             claim(k, key_for);
         }
     }
@@ -484,24 +487,25 @@ mod tests {
     #[test]
     fn claims_past_the_rows_are_errors() {
         let ck = RowEngine::setup(b"rows test", 64).unwrap();
-        assert_eq!(ck.length(), 16);
+        let m = ck.length();
         let (pk, vk) = RowIpa::setup(&ck).unwrap();
-        let poly = random(128);
-        let point = random(7);
+        let poly = random(2 * ROWS * m);
+        let k = (2 * ROWS * m).trailing_zeros() as usize;
+        let point = random(k);
         let tr = || <R as Engine>::TE::new(b"rows test");
         let none = RowCommitment::default();
-        // eight rows of 16 against four; 8 values at a 4-variable point
+        // twice the rows there are; 8 values at a 4-variable point
         let r = RowIpa::prove(&ck, &pk, &mut tr(), &none, &poly, &point, &F::ONE);
         assert!(matches!(r, Err(NovaError::InvalidInputLength)));
         let r = RowIpa::prove(&ck, &pk, &mut tr(), &none, &poly[..8], &point[..4], &F::ONE);
         assert!(matches!(r, Err(NovaError::InvalidInputLength)));
-        // one row's claim, checked; then with a row it does not reach set
+        // one row's claim (16 values), checked; then with a row it does not reach set
         let eval = MultilinearPolynomial::new(poly[..16].to_vec()).evaluate(&point[..4]);
         let comm = RowEngine::commit(&ck, &poly[..16], &F::ZERO);
         let arg = RowIpa::prove(&ck, &pk, &mut tr(), &comm, &poly[..16], &point[..4], &eval).unwrap();
         assert!(RowIpa::verify(&vk, &mut tr(), &comm, &point[..4], &eval, &arg).is_ok());
         let mut extra = comm;
-        extra.rows[2] = comm.rows[0];
+        extra.rows[ROWS - 1] = comm.rows[0];
         let r = RowIpa::verify(&vk, &mut tr(), &extra, &point[..4], &eval, &arg);
         assert!(matches!(r, Err(NovaError::InvalidPCS)));
         assert!(RowIpa::verify(&vk, &mut tr(), &comm, &point, &eval, &arg).is_err());
