@@ -146,6 +146,13 @@ impl Compression {
     }
 }
 
+/// Refuse a key whose commitment keys are too short for its circuits or
+/// for compression `c` (an edited key file would otherwise panic while
+/// proving).
+pub fn check_key_lengths(pp: &PublicParams, c: Compression) -> Result<(), FoldError> {
+    pp.check_key_lengths(c.ck_floor()(pp.primary_shape()), S2::ck_floor()(pp.secondary_shape()))
+}
+
 /// The compressed, zero-knowledge proof of one training step.
 #[derive(Serialize, Deserialize)]
 pub enum CompressedSnark {

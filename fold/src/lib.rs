@@ -72,5 +72,5 @@ pub use compress::{BoundsDegree, CompressedProof, Masks, ProverKey, VerifierKey}
 pub use spartan::Compressor;
 pub use error::{FoldError, Result};
 pub use ivc::{run_challenges, FirstPhase, Ivc, Precommitment, SecondCommitment, SecondPhase};
-pub use params::{CircuitSizes, Params};
+pub use params::{CircuitSizes, KeyCapacity, Params};
 pub use step::{ChallengeMode, OnePhase, StepCircuit};

@@ -359,6 +359,31 @@ where
     truncate(x)
 }
 
+/// How many values an engine's commitment key commits: its `commit`
+/// panics past that (nova-snark's Pedersen and HyperKZG assert it).
+pub trait KeyCapacity: Engine {
+    /// The longest vector `ck` commits.
+    fn capacity(ck: &CommitmentKey<Self>) -> usize;
+}
+
+impl KeyCapacity for nova_snark::provider::Bn256EngineKZG {
+    fn capacity(ck: &CommitmentKey<Self>) -> usize {
+        nova_snark::traits::commitment::Len::length(ck)
+    }
+}
+
+impl KeyCapacity for nova_snark::provider::GrumpkinEngine {
+    fn capacity(ck: &CommitmentKey<Self>) -> usize {
+        nova_snark::traits::commitment::Len::length(ck)
+    }
+}
+
+impl KeyCapacity for crate::rows::GrumpkinRows {
+    fn capacity(ck: &CommitmentKey<Self>) -> usize {
+        crate::rows::ROWS * nova_snark::traits::commitment::Len::length(ck)
+    }
+}
+
 impl<E1, E2> Params<E1, E2>
 where
     E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
@@ -492,6 +517,30 @@ where
     /// The secondary commitment key.
     pub fn secondary_key(&self) -> &CommitmentKey<E2> {
         &self.ck2
+    }
+
+    /// Refuse commitment keys too short for the shapes (or for the floors
+    /// the compression asked for at setup): nova-snark's engines, and ours,
+    /// panic on a vector past their key, and a key file can be edited and
+    /// re-sealed.
+    pub fn check_key_lengths(&self, floor1: usize, floor2: usize) -> Result<()>
+    where
+        E1: KeyCapacity,
+        E2: KeyCapacity,
+    {
+        let need = |s_cons: usize, s_vars: usize, floor: usize| s_cons.max(s_vars).max(floor);
+        let sides = [
+            ("primary", E1::capacity(&self.ck1), need(self.shape1.num_cons(), self.shape1.num_vars(), floor1)),
+            ("secondary", E2::capacity(&self.ck2), need(self.shape2.num_cons(), self.shape2.num_vars(), floor2)),
+        ];
+        for (side, has, need) in sides {
+            if has < need {
+                return Err(FoldError::Invalid(format!(
+                    "the {side} commitment key commits {has} values, its circuit needs {need}"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Constraints of the primary and the secondary circuit.

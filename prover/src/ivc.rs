@@ -334,6 +334,7 @@ pub fn read_proving_key(path: &Path) -> Result<Keys> {
     // give proofs that no verifier accepts: refuse it here, by name
     let corrupt = |why: String| bad(format!("proving key corrupt: {why}"));
     p.pp.check_digest().map_err(|e| corrupt(e.to_string()))?;
+    zkstep_circuits::engine::check_key_lengths(&p.pp, p.pk.compression()).map_err(|e| corrupt(e.to_string()))?;
     if p.pp.config().arity != layout.arity() {
         return Err(corrupt(format!(
             "its circuits have {} state slots, its layout ({} rows a fold) {}",

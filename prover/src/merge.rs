@@ -278,6 +278,7 @@ pub fn read_merge_proving_key(path: &Path) -> Result<MergeKeys> {
     }
     let corrupt = |why: String| bad(format!("merge proving key corrupt: {why}"));
     p.pp.check_digest().map_err(|e| corrupt(e.to_string()))?;
+    zkstep_circuits::engine::check_key_lengths(&p.pp, p.pk.compression()).map_err(|e| corrupt(e.to_string()))?;
     if p.pp.config().arity != layout.arity() {
         return Err(corrupt(format!(
             "its circuits have {} state slots, a merge of {} nodes {}",

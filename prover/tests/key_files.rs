@@ -117,6 +117,38 @@ fn a_changed_proving_key_is_refused_as_corrupt() {
     assert!(by_digest > 0, "no flip decoded: the digest check was not reached");
 }
 
+/// A proving key whose secondary commitment key was cut to half its
+/// generators and re-sealed (the shapes' digest does not cover the keys) is
+/// refused when read, by name, where proving with it would have panicked
+/// in the commitment engine's length assert.
+#[test]
+fn a_proving_key_with_a_short_commitment_key_is_refused() {
+    use nova_snark::traits::commitment::{CommitmentEngineTrait, Len};
+    use nova_snark::traits::Engine;
+    use zkstep_circuits::engine::E2;
+    use zkstep_fold::rawkey::LazyKey;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, h, body) = honest_key(dir.path());
+    let ck2 = written().keys.pp.secondary_key();
+    let honest = postcard::to_stdvec(&LazyKey::<E2>::of(ck2).unwrap()).unwrap();
+    let at = body
+        .windows(honest.len())
+        .position(|w| w == honest.as_slice())
+        .expect("the secondary key is in the proving key");
+    // a key of half the generators (RowEngine's setup takes a vector's length)
+    let short = <E2 as Engine>::CE::setup(b"ck", ck2.length() * zkstep_fold::rows::ROWS / 2).unwrap();
+    assert_eq!(short.length() * 2, ck2.length());
+    let short = postcard::to_stdvec(&LazyKey::<E2>::of(&short).unwrap()).unwrap();
+    let b = [&body[..at], &short[..], &body[at + honest.len()..]].concat();
+    let p = dir.path().join("short.key");
+    std::fs::write(&p, files::seal(h, &b)).unwrap();
+    let e = err(&p);
+    assert!(
+        e.contains("short.key") && e.contains("proving key corrupt") && e.contains("secondary commitment key"),
+        "{e}"
+    );
+}
+
 /// Fuzzing proving keys beside the verifier's fuzzing of proofs and keys:
 /// random bit flips anywhere in the key, re-sealed. None may panic or abort
 /// reading the key or proving with it, and a proof made with a changed key
