@@ -989,24 +989,27 @@ pub fn verify_merge(
             lay.num_folds()
         ));
     }
-    let (z0, zn) = match (lay.scheme, theta) {
-        (CommitScheme::Chain, (None, None)) => (stmt.z0(lay), stmt.z_final(lay)),
-        (CommitScheme::Evaluation, (Some(key), Some(o))) => {
-            let zeta = lay.zeta(o.alpha, stmt.anchors());
-            crate::theta::check_merge(key, lay.spec_digest, &stmt.commitments(), o, zeta)?;
-            stmt.evaluated_states(lay, o.alpha, o.value)
+    // the states (the checkpoints' opening among them) beside the SNARKs
+    let states = || -> Result<(Vec<Fr>, Vec<Fr>), String> {
+        match (lay.scheme, theta) {
+            (CommitScheme::Chain, (None, None)) => Ok((stmt.z0(lay), stmt.z_final(lay))),
+            (CommitScheme::Evaluation, (Some(key), Some(o))) => {
+                let zeta = lay.zeta(o.alpha, stmt.anchors());
+                crate::theta::check_merge(key, lay.spec_digest, &stmt.commitments(), o, zeta)?;
+                Ok(stmt.evaluated_states(lay, o.alpha, o.value))
+            }
+            (CommitScheme::Evaluation, (Some(_), None)) => {
+                Err("the merge key binds checkpoints by KZG points and the proof carries no opening of them (a proof made under other keys)".into())
+            }
+            (CommitScheme::Chain, (None, Some(_))) => {
+                Err("the proof carries an opening of KZG points, and the merge key binds checkpoints by hash chains (a proof made under other keys)".into())
+            }
+            _ => Err("the merge key's commitment scheme and its opening key disagree".into()),
         }
-        (CommitScheme::Evaluation, (Some(_), None)) => {
-            return Err("the merge key binds checkpoints by KZG points and the proof carries no opening of them (a proof made under other keys)".into())
-        }
-        (CommitScheme::Chain, (None, Some(_))) => {
-            return Err("the proof carries an opening of KZG points, and the merge key binds checkpoints by hash chains (a proof made under other keys)".into())
-        }
-        _ => return Err("the merge key's commitment scheme and its opening key disagree".into()),
     };
     // the last state is the statement's (inputs, weights, flags, global
     // model): a proof of any other does not verify against it
     snark
-        .verify(vk, lay.num_folds(), &z0, &zn)
+        .verify_with(vk, lay.num_folds(), states)?
         .map_err(|e| format!("the compressed proof does not verify from the statement's first state to its last: {e}"))
 }

@@ -478,52 +478,65 @@ where
             };
             Ok(check_final(&view, num_steps, &z0f, &st))
         };
-        let (ends, proof) = rayon::join(ends, || self.check_snarks(vk, &view));
+        let (proof, ends) = self.check_snarks(vk, &view, ends);
         Ok(ends?.and(proof))
     }
 
     /// The checks that read the proof alone: the last folds, the two
-    /// SNARKs and the openings of the later parts.
-    fn check_snarks(&self, vk: &VerifierKey<E1, E2, S1, S2, EE1>, view: &View<'_, E1, E2>) -> Result<()> {
-        let f2 = nifs::verify_fold(&view.ro.n2, vk.digest, &self.run2, &self.last2, &self.t_last2);
-        let n2 = nifs::verify_relaxed(&view.ro.n2, vk.digest, &f2, &self.rand2, &self.t_rand2);
-        let n1 = nifs::verify_relaxed(
-            &view.ro.n1,
-            view.digest_base(),
-            &self.run1,
-            &self.rand1,
-            &self.t_rand1,
-        );
-        let u1 = derandomize::<E1>(&vk.dk1, &n1, &self.blinds1, &self.r_e1)?;
-        let u2 = derandomize::<E2>(&vk.dk2, &n2, &[self.blind2_w], &self.r_e2)?;
-        // the openings of the later parts beside the two SNARKs (each
-        // check is independent of the others' outcome)
-        let openings = || -> Result<()> {
-            for (i, s) in self.openings.iter().enumerate() {
-                let k = i + 1;
-                let end = vk.layout1.part_columns(k).end;
-                let comm = E1::CE::derandomize(&vk.dk1, &n1.comm_w[k], &self.blinds1[k]);
-                let (mut tr, point) = second_point::<E1>(&vk.digest, k, &comm, log2(end))?;
-                tr.absorb(b"v", &s.eval);
-                let ee_vk = vk
-                    .ee_vk
-                    .as_ref()
-                    .ok_or_else(|| FoldError::Rejected("a verifying key without the opening's key".into()))?;
-                EE1::verify(ee_vk, &mut tr, &comm, &point, &s.eval, &s.arg)
-                    .map_err(|e| FoldError::Rejected(format!("the opening of comm_W{}: {e}", k + 1)))?;
-            }
-            Ok(())
+    /// SNARKs and the openings of the later parts; `last` (the states'
+    /// checks) beside them, started after them.
+    fn check_snarks<T: Send>(
+        &self,
+        vk: &VerifierKey<E1, E2, S1, S2, EE1>,
+        view: &View<'_, E1, E2>,
+        last: impl FnOnce() -> T + Send,
+    ) -> (Result<()>, T) {
+        // the two sides share nothing: the primary's folds, SNARK and
+        // later-part openings beside the secondary's folds and SNARK (its
+        // IPA one long MSM). rayon runs a join's first closure where it is
+        // called and lets an idle thread take the second: the two SNARKs
+        // start at once, the openings and `last` wait for a free thread.
+        let secondary = || -> Result<()> {
+            let f2 = nifs::verify_fold(&view.ro.n2, vk.digest, &self.run2, &self.last2, &self.t_last2);
+            let n2 = nifs::verify_relaxed(&view.ro.n2, vk.digest, &f2, &self.rand2, &self.t_rand2);
+            let u2 = derandomize::<E2>(&vk.dk2, &n2, &[self.blind2_w], &self.r_e2)?;
+            self.snark2
+                .check(&vk.vk2, &u2)
+                .map_err(|e| FoldError::Rejected(format!("the secondary's SNARK: {e}")))
         };
-        let (ro, (r1, r2)) = rayon::join(openings, || {
-            rayon::join(
-                || self.snark1.check(&vk.vk1, &u1),
-                || self.snark2.check(&vk.vk2, &u2),
-            )
-        });
-        ro?;
-        r1.map_err(|e| FoldError::Rejected(format!("the primary's SNARK: {e}")))?;
-        r2.map_err(|e| FoldError::Rejected(format!("the secondary's SNARK: {e}")))?;
-        Ok(())
+        let primary = || -> Result<()> {
+            let n1 = nifs::verify_relaxed(
+                &view.ro.n1,
+                view.digest_base(),
+                &self.run1,
+                &self.rand1,
+                &self.t_rand1,
+            );
+            let u1 = derandomize::<E1>(&vk.dk1, &n1, &self.blinds1, &self.r_e1)?;
+            let openings = || -> Result<()> {
+                for (i, s) in self.openings.iter().enumerate() {
+                    let k = i + 1;
+                    let end = vk.layout1.part_columns(k).end;
+                    let comm = E1::CE::derandomize(&vk.dk1, &n1.comm_w[k], &self.blinds1[k]);
+                    let (mut tr, point) = second_point::<E1>(&vk.digest, k, &comm, log2(end))?;
+                    tr.absorb(b"v", &s.eval);
+                    let ee_vk = vk
+                        .ee_vk
+                        .as_ref()
+                        .ok_or_else(|| FoldError::Rejected("a verifying key without the opening's key".into()))?;
+                    EE1::verify(ee_vk, &mut tr, &comm, &point, &s.eval, &s.arg)
+                        .map_err(|e| FoldError::Rejected(format!("the opening of comm_W{}: {e}", k + 1)))?;
+                }
+                Ok(())
+            };
+            let (r1, ro) = rayon::join(|| self.snark1.check(&vk.vk1, &u1), openings);
+            ro?;
+            r1.map_err(|e| FoldError::Rejected(format!("the primary's SNARK: {e}")))
+        };
+        // each check is independent of the others' outcome; the primary's
+        // verdict is reported first
+        let (r1, (r2, t)) = rayon::join(primary, || rayon::join(secondary, last));
+        (r1.and(r2), t)
     }
 }
 

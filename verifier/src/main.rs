@@ -169,6 +169,18 @@ fn main() -> ExitCode {
     })
 }
 
+/// The key's reading and the proof's side by side (decoding a proof is
+/// mostly its points' square roots, a key's its matrices and generators);
+/// the caller reports the key's error first. A panic in either is the
+/// caller's (caught in `main`).
+fn side_by_side<K, P: Send>(key: impl FnOnce() -> K, proof: impl FnOnce() -> P + Send) -> (K, P) {
+    std::thread::scope(|s| {
+        let p = s.spawn(proof);
+        let k = key();
+        (k, p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    })
+}
+
 /// Read a key or proof file: a regular file within its kind's size limit;
 /// another kind of zkstep file (a proving key given as `--vk`) is refused by
 /// its 8-byte header before the rest of it is read.
@@ -232,26 +244,29 @@ fn run(a: &Args) -> ExitCode {
     if a.round.is_some() || a.global.is_some() {
         return fail(2, "--round and --global are for merge proofs".into());
     }
-    let vk_bytes = match read_envelope(&a.vk, Input::VerifyingKey, FileKind::VerifyingKey) {
-        Ok(b) => b,
-        Err(e) => return fail(2, e),
-    };
-    let vk = match read_verifying_key(&vk_bytes) {
+    let (vk, read) = side_by_side(
+        || {
+            read_envelope(&a.vk, Input::VerifyingKey, FileKind::VerifyingKey)
+                .and_then(|b| read_verifying_key(&b).map_err(|e| format!("{}: {e}", a.vk.display())))
+        },
+        || a.proof.as_ref().map(|path| read_proof_envelope(path).map(|b| read_any_proof(&b))),
+    );
+    let vk = match vk {
         Ok(v) => v,
-        Err(e) => return fail(2, format!("{}: {e}", a.vk.display())),
+        Err(e) => return fail(2, e),
     };
     let points = match points_for(a, &vk) {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let proof = match &a.proof {
-        None => None,
-        Some(path) => match read_proof_envelope(path).map(|b| read_any_proof(&b)) {
+    let proof = match (&a.proof, read) {
+        (Some(path), Some(read)) => match read {
             Ok(Ok(AnyProof::Step(p))) => Some((path, p)),
             Ok(Ok(AnyProof::Segment(p))) => return run_segment(a, &vk, path, &p, points.as_ref()),
             Ok(Err(e)) => return fail(2, format!("{}: {e}", path.display())),
             Err(e) => return fail(2, e),
         },
+        _ => None,
     };
     if a.batch.len() > 1 {
         return fail(
@@ -654,15 +669,21 @@ fn run_merge(a: &Args, path: &Path) -> ExitCode {
             "--before, --after, --batch and --ptau are for step proofs; a merge proof takes --spec with --round and --global".into(),
         );
     }
-    let key = match read_envelope(&a.vk, Input::VerifyingKey, FileKind::MergeVerifyingKey)
-        .and_then(|b| read_merge_key(&b).map_err(|e| format!("{}: {e}", a.vk.display())))
-    {
+    let (key, proof) = side_by_side(
+        || {
+            read_envelope(&a.vk, Input::VerifyingKey, FileKind::MergeVerifyingKey)
+                .and_then(|b| read_merge_key(&b).map_err(|e| format!("{}: {e}", a.vk.display())))
+        },
+        || {
+            read_envelope(path, Input::Proof, FileKind::MergeProof)
+                .and_then(|b| read_merge_proof(&b).map_err(|e| format!("{}: {e}", path.display())))
+        },
+    );
+    let key = match key {
         Ok(k) => k,
         Err(e) => return fail(2, e),
     };
-    let proof = match read_envelope(path, Input::Proof, FileKind::MergeProof)
-        .and_then(|b| read_merge_proof(&b).map_err(|e| format!("{}: {e}", path.display())))
-    {
+    let proof = match proof {
         Ok(p) => p,
         Err(e) => return fail(2, e),
     };
