@@ -10,6 +10,9 @@
 //! `/usr/bin/time -f %M`. `--evaluated`: merge keys on KZG points (the
 //! checkpoints evaluated at ζ in the folds, their points opened at ζ; what
 //! `zkstep keygen --merge N` makes by default); without it, the chains.
+//! `--out DIR`: also write the merge verifying key and the proof file
+//! there (`merge_verifying.key`, `merge.zkstep`), for a fresh
+//! `zkstep-verify --vk DIR/merge_verifying.key --proof DIR/merge.zkstep`.
 
 use std::time::Instant;
 use zkstep_circuits::merge::MergeLayout;
@@ -20,9 +23,14 @@ use zkstep_prover::merge::{merge_keygen_with, prove_merge, verify_merge};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let dry = args.iter().any(|a| a == "--dry-run");
+    let out = args.iter().position(|a| a == "--out").map(|i| {
+        std::path::PathBuf::from(args.get(i + 1).expect("--out DIR"))
+    });
     let num: Vec<usize> = args
         .iter()
-        .filter(|a| !a.starts_with("--"))
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with("--") && (*i == 0 || args[i - 1] != "--out"))
+        .map(|(_, a)| a)
         .map(|a| a.parse().expect("numbers: N [WIDTH]"))
         .collect();
     let n = num.first().copied().unwrap_or(8);
@@ -102,6 +110,14 @@ fn main() {
     let file = zkstep_prover::merge::merge_proof_bytes(&keys, &proof, &stmt).expect("a proof file");
     println!("proof file {} bytes (N = {n}: the statement names every input)", file.len());
     println!("proof {} bytes, verifying key {} bytes", bytes.len(), vk.len());
+    if let Some(dir) = &out {
+        std::fs::create_dir_all(dir).expect("--out: a directory");
+        let vk_file = zkstep_prover::merge::merge_verifying_key_bytes(&keys).expect("a key file");
+        zkstep_core::format::write_atomic(&dir.join(zkstep_prover::merge::MERGE_VERIFYING_KEY_FILE), &vk_file)
+            .expect("the key written");
+        zkstep_core::format::write_atomic(&dir.join("merge.zkstep"), &file).expect("the proof written");
+        println!("wrote {} ({} bytes) and merge.zkstep", zkstep_prover::merge::MERGE_VERIFYING_KEY_FILE, vk_file.len());
+    }
     let t = Instant::now();
     verify_merge(&keys, &proof, &stmt).expect("the proof verifies");
     println!("verified in {:.1} ms (in process, key in memory)", t.elapsed().as_secs_f64() * 1e3);
