@@ -58,8 +58,10 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// hash, fewer non-zeros) — every key's primary matrices changed; 29: the
 /// secondary's commitments are two Pedersen rows under shared generators
 /// (zkstep-fold's `rows`), folded row by row in the primary — every key's
-/// primary and secondary key changed, and every proof).
-pub const FILE_VERSION: u32 = 29;
+/// primary and secondary key changed, and every proof); 30: a merge proof
+/// on KZG points stores its checkpoints' points and not their hashes (the
+/// statement's commitments are derived from the points when it is read).
+pub const FILE_VERSION: u32 = 30;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;
@@ -644,8 +646,7 @@ pub struct MergeProvingKeyRef<'a> {
     pub vk_checksum: [u8; 32],
 }
 
-/// A merge proof file's payload.
-#[derive(Serialize, Deserialize)]
+/// A merge proof file's payload, as read (the statement whole).
 pub struct MergeProofPayload {
     /// What is proven.
     pub statement: crate::merge::MergeStatement,
@@ -657,4 +658,96 @@ pub struct MergeProofPayload {
     pub snark: CompressedSnark,
     /// Keys on KZG points: α, every checkpoint's point and evaluation at ζ, one opening.
     pub theta: Option<crate::theta::MergeOpening>,
+}
+
+/// A merge proof file's payload as written: on KZG points the statement's
+/// commitments are the points' hashes (`theta::point_commitment`), so only
+/// the opening's points are stored — at N = 64 that is 66 field elements
+/// fewer, and a proof cannot carry commitments that disagree with its points.
+#[derive(Serialize, Deserialize)]
+pub struct MergeProofFile<S, O> {
+    /// What is proven, less the commitments that the points determine.
+    pub statement: StoredMergeStatement,
+    /// The checksum of the merge verifying key file it was made for.
+    pub vk_checksum: [u8; 32],
+    /// Folds.
+    pub num_folds: u64,
+    /// The compressed zero-knowledge proof.
+    pub snark: S,
+    /// Keys on KZG points: α, every checkpoint's point and evaluation at ζ, one opening.
+    pub theta: Option<O>,
+}
+
+/// [`crate::merge::MergeStatement`] as a merge proof file stores it.
+#[derive(Serialize, Deserialize)]
+pub struct StoredMergeStatement {
+    /// The nodes' (and the global model's) step.
+    pub step: u64,
+    /// The previous global model's step.
+    pub centre_step: u64,
+    /// Each node's reputation Rᵢ.
+    pub reputations: Vec<u64>,
+    /// Which nodes the outlier rule zeroed.
+    pub zeroed: Vec<bool>,
+    /// τ at S.
+    pub tau_fx: i64,
+    /// The nodes', the centre's and the global model's commitments; none
+    /// on KZG points (derived from the opening's points).
+    pub commitments: Option<(Vec<Fr>, Fr, Fr)>,
+}
+
+impl StoredMergeStatement {
+    /// `s` as stored beside an opening on KZG points (`on_points`) or not.
+    pub fn of(s: &crate::merge::MergeStatement, on_points: bool) -> Self {
+        StoredMergeStatement {
+            step: s.step,
+            centre_step: s.centre_step,
+            reputations: s.reputations.clone(),
+            zeroed: s.zeroed.clone(),
+            tau_fx: s.tau_fx,
+            commitments: (!on_points).then(|| (s.c_nodes.clone(), s.c_centre, s.c_global)),
+        }
+    }
+}
+
+impl MergeProofPayload {
+    /// The payload of a file read (`spec_digest` from its header): the
+    /// commitments stored, or on KZG points derived from the opening's
+    /// points (the nodes', the centre's, the global model's, in that order).
+    pub fn from_file(f: MergeProofFile<CompressedSnark, crate::theta::MergeOpening>, spec_digest: Fr) -> Result<Self, String> {
+        let s = f.statement;
+        let (c_nodes, c_centre, c_global) = match (s.commitments, &f.theta) {
+            (Some(c), None) => c,
+            (None, Some(o)) => {
+                let n = s.reputations.len();
+                if o.points.len() != n + 2 {
+                    return Err(format!(
+                        "the opening carries {} points for {n} nodes (the statement's {} checkpoints)",
+                        o.points.len(),
+                        n + 2
+                    ));
+                }
+                let c = |i: usize, step: u64| crate::theta::point_commitment(spec_digest, step, &o.points[i]);
+                ((0..n).map(|i| c(i, s.step)).collect(), c(n, s.centre_step), c(n + 1, s.step))
+            }
+            (Some(_), Some(_)) => return Err("commitments stored beside an opening of KZG points, whose points determine them".into()),
+            (None, None) => return Err("neither the statement's commitments nor an opening of KZG points".into()),
+        };
+        Ok(MergeProofPayload {
+            statement: crate::merge::MergeStatement {
+                step: s.step,
+                centre_step: s.centre_step,
+                reputations: s.reputations,
+                zeroed: s.zeroed,
+                tau_fx: s.tau_fx,
+                c_nodes,
+                c_centre,
+                c_global,
+            },
+            vk_checksum: f.vk_checksum,
+            num_folds: f.num_folds,
+            snark: f.snark,
+            theta: f.theta,
+        })
+    }
 }

@@ -319,24 +319,14 @@ pub fn merge_proof_bytes(keys: &MergeKeys, proof: &MergeProof, stmt: &MergeState
         Some(c) => c,
         None => checksum(&merge_verifying_key_bytes(keys)?)?,
     };
-    let payload = MergeProofRef {
-        statement: stmt,
+    let payload = files::MergeProofFile {
+        statement: files::StoredMergeStatement::of(stmt, proof.theta.is_some()),
         vk_checksum,
         num_folds: proof.num_folds,
         snark: &proof.snark,
         theta: proof.theta.as_ref(),
     };
     encoded(header(keys, FileKind::MergeProof), &payload)
-}
-
-/// Borrowed twin of `files::MergeProofPayload` (same encoding).
-#[derive(serde::Serialize)]
-struct MergeProofRef<'a> {
-    statement: &'a MergeStatement,
-    vk_checksum: [u8; 32],
-    num_folds: u64,
-    snark: &'a CompressedSnark,
-    theta: Option<&'a MergeOpening>,
 }
 
 /// Prove that `global` is the merge of `nodes` around `centre` under the

@@ -79,8 +79,10 @@ pub fn read_merge_key(bytes: &[u8]) -> Result<MergeKey, VerifyError> {
 /// Read a merge proof.
 pub fn read_merge_proof(bytes: &[u8]) -> Result<MergeProof, VerifyError> {
     guard(VerifyError::Malformed, || {
-        let (header, payload): (Header, MergeProofPayload) = files::decode(bytes, FileKind::MergeProof)
+        type Stored = files::MergeProofFile<zkstep_circuits::engine::CompressedSnark, zkstep_circuits::theta::MergeOpening>;
+        let (header, stored): (Header, Stored) = files::decode(bytes, FileKind::MergeProof)
             .map_err(|e| VerifyError::Malformed(e.to_string()))?;
+        let payload = MergeProofPayload::from_file(stored, header.spec_digest).map_err(VerifyError::Malformed)?;
         Ok(MergeProof { header, payload })
     })
 }

@@ -115,3 +115,51 @@ fn a_merge_proof_under_another_statement_is_rejected() {
         }
     }
 }
+
+#[test]
+fn a_merge_proof_file_on_points_stores_no_commitments_and_the_points_make_them() {
+    use zkstep_circuits::engine::CompressedSnark;
+    use zkstep_circuits::files::{decode, encode, FileKind, MergeProofFile};
+    use zkstep_circuits::theta::MergeOpening;
+    type Stored = MergeProofFile<CompressedSnark, MergeOpening>;
+    let bytes = std::fs::read(fx("merge.zkstep")).unwrap();
+    let key = read_merge_key(&std::fs::read(fx("merge_verifying.key")).unwrap()).unwrap();
+    let honest = read_merge_proof(&bytes).unwrap();
+    let (st, _) = verify_merge_proof(&key, &honest).unwrap();
+    let (h, f): (_, Stored) = decode(&bytes, FileKind::MergeProof).unwrap();
+    assert!(f.statement.commitments.is_none(), "the fixture's merge keys are on KZG points");
+    // re-encoded as it was read, the file reads back to the same statement
+    let again = read_merge_proof(&encode(h, &f).unwrap()).unwrap();
+    assert_eq!(again.payload.statement, st);
+    // hostile files: commitments beside the points (which may disagree with
+    // them), a point too few, no points and no commitments
+    for edit in 0..3 {
+        let (h, mut f): (_, Stored) = decode(&bytes, FileKind::MergeProof).unwrap();
+        let want = match edit {
+            0 => {
+                f.statement.commitments = Some((st.c_nodes.clone(), st.c_centre, st.c_global));
+                "commitments stored beside an opening"
+            }
+            1 => {
+                f.theta.as_mut().unwrap().points.pop();
+                "points for 3 nodes"
+            }
+            _ => {
+                f.theta = None;
+                "neither the statement's commitments nor an opening"
+            }
+        };
+        match read_merge_proof(&encode(h, &f).unwrap()) {
+            Err(VerifyError::Malformed(e)) => assert!(e.contains(want), "edit {edit}: {e}"),
+            other => panic!("edit {edit}: {:?}", other.map(|_| ())),
+        }
+    }
+    // a node's point swapped for another's: the derived statement names the
+    // other node's commitment there, which a round's check would catch, and
+    // the proof does not verify
+    let (h, mut f): (_, Stored) = decode(&bytes, FileKind::MergeProof).unwrap();
+    f.theta.as_mut().unwrap().points.swap(0, 1);
+    let p = read_merge_proof(&encode(h, &f).unwrap()).unwrap();
+    assert_eq!(p.payload.statement.c_nodes[0], st.c_nodes[1]);
+    assert!(matches!(verify_merge_proof(&key, &p), Err(VerifyError::Rejected(_))));
+}
