@@ -12,7 +12,7 @@ use super::ctx::Var;
 use super::desc::Desc;
 use crate::layout::Layout;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
-use zkstep_gadgets::expr::{add, alloc, enforce_eq_if, mul, sub, var, Expr, Fr};
+use zkstep_gadgets::expr::{add, alloc, enforce_eq_if, materialise, mul, sub, var, Expr, Fr};
 use zkstep_gadgets::lookup::{query_sum, table_sum};
 
 /// What the first phase hands the second.
@@ -86,8 +86,11 @@ impl Sums<'_> {
     ) -> Result<(Var, Var), SynthesisError> {
         let h = query_sum(cs.namespace(|| "queries"), alpha, self.queries)?;
         let g = table_sum(cs.namespace(|| "table"), alpha, self.tbase, self.mult)?;
-        let q = add(&var(z.0), &h);
-        let t = add(&var(z.1), &g);
+        // each sum once as a variable: the balance and the restart both
+        // read it (as a combination it was written out twice, one entry a
+        // query and a table entry each time)
+        let q = var(&materialise(cs.namespace(|| "queries sum"), &add(&var(z.0), &h))?);
+        let t = var(&materialise(cs.namespace(|| "table sum"), &add(&var(z.1), &g))?);
         enforce_eq_if(cs.namespace(|| "balanced"), self.is_final, &q, &t);
         // both restart at zero for what follows (z_n is public)
         let keep = sub(&zkstep_gadgets::expr::cst::<CS>(Fr::from(1u64)), self.is_final);
