@@ -661,6 +661,9 @@ pub struct MergeProofPayload {
     pub snark: CompressedSnark,
     /// Keys on KZG points: α, every checkpoint's point and evaluation at ζ, one opening.
     pub theta: Option<crate::theta::MergeOpening>,
+    /// The commitments the reader derived from the opening's points (the
+    /// check reuses them where the points are unchanged).
+    pub point_hashes: crate::theta::PointHashes,
 }
 
 /// A merge proof file's payload as written: on KZG points the statement's
@@ -719,6 +722,7 @@ impl MergeProofPayload {
     /// points (the nodes', the centre's, the global model's, in that order).
     pub fn from_file(f: MergeProofFile<CompressedSnark, crate::theta::MergeOpening>, spec_digest: Fr) -> Result<Self, String> {
         let s = f.statement;
+        let mut point_hashes = crate::theta::PointHashes::default();
         let (c_nodes, c_centre, c_global) = match (s.commitments, &f.theta) {
             (Some(c), None) => c,
             (None, Some(o)) => {
@@ -730,8 +734,13 @@ impl MergeProofPayload {
                         n + 2
                     ));
                 }
-                let c = |i: usize, step: u64| crate::theta::point_commitment(spec_digest, step, &o.points[i]);
-                ((0..n).map(|i| c(i, s.step)).collect(), c(n, s.centre_step), c(n + 1, s.step))
+                // the nodes' at the step, the centre's at its own, the global model's
+                let steps = (0..n + 2).map(|i| if i == n { s.centre_step } else { s.step });
+                let points: Vec<_> = steps.zip(o.points.iter().copied()).collect();
+                point_hashes = crate::theta::PointHashes::of(spec_digest, &points);
+                let mut c: Vec<Fr> = point_hashes.hashes().collect();
+                let (global, centre) = (c.pop(), c.pop());
+                (c, centre.unwrap_or_default(), global.unwrap_or_default())
             }
             (Some(_), Some(_)) => return Err("commitments stored beside an opening of KZG points, whose points determine them".into()),
             (None, None) => return Err("neither the statement's commitments nor an opening of KZG points".into()),
@@ -751,6 +760,7 @@ impl MergeProofPayload {
             num_folds: f.num_folds,
             snark: f.snark,
             theta: f.theta,
+            point_hashes,
         })
     }
 }

@@ -973,7 +973,9 @@ pub fn slice_of(lay: &MergeLayout, counts: &[u64], f: usize) -> Vec<u64> {
 /// the verifier key `vk` of `lay`, or say why not. Under keys on KZG points
 /// (`theta`: the key's opening key and the proof's opening) the statement's
 /// commitments are the points' hashes and the states hold their evaluations
-/// at ζ, which the opening ties to the points.
+/// at ζ, which the opening ties to the points; `known` holds the hashes a
+/// proof file's reader already took of those points (reused where spec,
+/// step and point are unchanged; `PointHashes::default()` for none).
 pub fn verify_merge(
     lay: &MergeLayout,
     vk: &crate::engine::VerifierKey,
@@ -981,6 +983,7 @@ pub fn verify_merge(
     snark: &crate::engine::CompressedSnark,
     stmt: &MergeStatement,
     theta: (Option<&crate::theta::ThetaKey>, Option<&crate::theta::MergeOpening>),
+    known: &crate::theta::PointHashes,
 ) -> Result<(), String> {
     stmt.check(lay).map_err(|e| e.to_string())?;
     if num_folds != lay.num_folds() as u64 {
@@ -995,7 +998,7 @@ pub fn verify_merge(
             (CommitScheme::Chain, (None, None)) => Ok((stmt.z0(lay), stmt.z_final(lay))),
             (CommitScheme::Evaluation, (Some(key), Some(o))) => {
                 let zeta = lay.zeta(o.alpha, stmt.anchors());
-                crate::theta::check_merge(key, lay.spec_digest, &stmt.commitments(), o, zeta)?;
+                crate::theta::check_merge(key, lay.spec_digest, &stmt.commitments(), o, zeta, known)?;
                 Ok(stmt.evaluated_states(lay, o.alpha, o.value))
             }
             (CommitScheme::Evaluation, (Some(_), None)) => {

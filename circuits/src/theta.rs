@@ -12,6 +12,7 @@
 use crate::engine::{CkFloor, E1};
 use crate::transcript::domain;
 use ff::{Field, PrimeField};
+use rayon::prelude::*;
 use nova_snark::provider::hyperkzg::CommitmentKey;
 use nova_snark::provider::traits::DlogGroup;
 use nova_snark::traits::Engine;
@@ -230,15 +231,60 @@ fn check_opening(key: &ThetaKey, points: &[G1], values: &[Fr], proof: G1, zeta: 
     kzg::verify(key, points, r, zeta, &KzgOpening::<E1> { value, proof }).map_err(|e| e.to_string())
 }
 
+/// Commitments derived from points ([`point_commitment`] of each), kept
+/// with the spec digest, step and point each was derived from.
+#[derive(Clone, Debug, Default)]
+pub struct PointHashes(Vec<(Fr, u64, G1, Fr)>);
+
+impl PointHashes {
+    /// The hashes of `points` at their steps (side by side).
+    pub fn of(spec_digest: Fr, points: &[(u64, G1)]) -> Self {
+        PointHashes(
+            points
+                .par_iter()
+                .map(|(step, c)| (spec_digest, *step, *c, point_commitment(spec_digest, *step, c)))
+                .collect(),
+        )
+    }
+
+    /// The hashes, in order.
+    pub fn hashes(&self) -> impl Iterator<Item = Fr> + '_ {
+        self.0.iter().map(|e| e.3)
+    }
+
+    /// [`point_commitment`] of the i-th point: the one kept where it was
+    /// derived from the same spec, step and point, else computed.
+    pub fn get(&self, i: usize, spec_digest: Fr, step: u64, c: &G1) -> Fr {
+        match self.0.get(i) {
+            Some((s, t, p, h)) if *s == spec_digest && *t == step && p == c => *h,
+            _ => point_commitment(spec_digest, step, c),
+        }
+    }
+}
+
 /// Check π_merge's opening against its statement's commitments (each with
 /// its checkpoint's step, in the statement's order) at ζ: one point a
 /// commitment, each hashing to it, and Σ_c r^c·C_c opening to the value.
-pub fn check_merge(key: &ThetaKey, spec_digest: Fr, commitments: &[(u64, Fr)], o: &MergeOpening, zeta: Fr) -> Result<(), String> {
+/// `known`: hashes already taken of these points (a proof file's reader
+/// derives the statement from them), used where spec, step and point are
+/// the same, so a check after a read does not hash them again.
+pub fn check_merge(
+    key: &ThetaKey,
+    spec_digest: Fr,
+    commitments: &[(u64, Fr)],
+    o: &MergeOpening,
+    zeta: Fr,
+    known: &PointHashes,
+) -> Result<(), String> {
     let n = commitments.len();
     if o.points.len() != n {
         return Err(format!("the opening has {} points for {n} checkpoints", o.points.len()));
     }
-    if let Some(i) = (0..n).find(|&i| point_commitment(spec_digest, commitments[i].0, &o.points[i]) != commitments[i].1) {
+    let hashes: Vec<Fr> = (0..n)
+        .into_par_iter()
+        .map(|i| known.get(i, spec_digest, commitments[i].0, &o.points[i]))
+        .collect();
+    if let Some(i) = (0..n).find(|&i| hashes[i] != commitments[i].1) {
         return Err(format!("the opening's point {i} does not hash to the statement's commitment of that checkpoint"));
     }
     let opening = KzgOpening::<E1> { value: o.value, proof: o.proof };
@@ -278,5 +324,21 @@ mod tests {
         assert_ne!(base, point_commitment(Fr::from(1u64), 5, &(g + g)), "point");
         assert_ne!(base, point_commitment(Fr::from(1u64), 5, &G1::zero()), "∞");
         assert_ne!(point_commitment(Fr::from(1u64), 5, &-g), base, "−C");
+    }
+
+    #[test]
+    fn kept_point_hashes_are_used_only_for_what_they_were_taken_of() {
+        let (g, spec) = (G1::gen(), Fr::from(1u64));
+        let kept = PointHashes::of(spec, &[(5, g), (7, g + g)]);
+        let h: Vec<Fr> = kept.hashes().collect();
+        assert_eq!(h, vec![point_commitment(spec, 5, &g), point_commitment(spec, 7, &(g + g))]);
+        assert_eq!(kept.get(0, spec, 5, &g), h[0]);
+        // another spec, step, point or index: hashed afresh
+        assert_eq!(kept.get(0, Fr::from(2u64), 5, &g), point_commitment(Fr::from(2u64), 5, &g));
+        assert_eq!(kept.get(0, spec, 6, &g), point_commitment(spec, 6, &g));
+        assert_eq!(kept.get(0, spec, 5, &(g + g)), point_commitment(spec, 5, &(g + g)));
+        assert_eq!(kept.get(1, spec, 5, &g), h[0]);
+        assert_eq!(kept.get(2, spec, 5, &g), h[0]);
+        assert_eq!(PointHashes::default().get(0, spec, 7, &(g + g)), h[1]);
     }
 }

@@ -469,5 +469,5 @@ pub fn prove_merge(
 pub fn verify_merge(keys: &MergeKeys, proof: &MergeProof, stmt: &MergeStatement) -> std::result::Result<(), String> {
     let vk = keys.vk.as_ref().ok_or("keys read from a proving key carry no verifier key")?;
     let theta = (keys.theta.as_ref(), proof.theta.as_ref());
-    zkstep_circuits::merge::verify_merge(&keys.layout, vk, proof.num_folds, &proof.snark, stmt, theta)
+    zkstep_circuits::merge::verify_merge(&keys.layout, vk, proof.num_folds, &proof.snark, stmt, theta, &Default::default())
 }

@@ -102,7 +102,7 @@ pub fn verify_merge_proof(key: &MergeKey, proof: &MergeProof) -> Result<(MergeSt
     }
     guard(VerifyError::Rejected, || {
         let theta = (key.theta.as_ref().map(|t| &t.key), p.theta.as_ref());
-        zkstep_circuits::merge::verify_merge(&key.layout, &key.vk, p.num_folds, &p.snark, &p.statement, theta)
+        zkstep_circuits::merge::verify_merge(&key.layout, &key.vk, p.num_folds, &p.snark, &p.statement, theta, &p.point_hashes)
             .map_err(VerifyError::Rejected)
     })?;
     Ok((p.statement.clone(), t.elapsed()))
