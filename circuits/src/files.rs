@@ -61,9 +61,10 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// primary and secondary key changed, and every proof); 30: a merge proof
 /// on KZG points stores its checkpoints' points and not their hashes (the
 /// statement's commitments are derived from the points when it is read),
-/// and a fold's two lookup sums are variables that the balance and the
-/// restart read (two constraints more, fewer non-zeros) — every key's
-/// primary shape changed.
+/// a fold's two lookup sums are variables that the balance and the
+/// restart read (two constraints more, fewer non-zeros), and the step's
+/// and merge's hashes run on zkstep-fold's sponge circuit (the same values,
+/// about half the non-zeros) — every key's primary shape changed.
 pub const FILE_VERSION: u32 = 30;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.

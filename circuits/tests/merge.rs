@@ -350,8 +350,8 @@ fn merge_fold_constraints() {
         .unwrap()
     );
     expect_test::expect![[r#"
-        adam 3-4-2, N = 4, 2 units: 7271
-        sgd 128-128, N = 8, 1 unit: 26155"#]].assert_eq(&counts);
+        adam 3-4-2, N = 4, 2 units: 8663
+        sgd 128-128, N = 8, 1 unit: 31115"#]].assert_eq(&counts);
     // the same under evaluations at ζ (merge keys on KZG points)
     let ev = |l: MergeLayout| l.with_commit_scheme(CommitScheme::Evaluation).num_constraints().unwrap();
     let counts = format!(

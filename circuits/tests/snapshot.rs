@@ -44,22 +44,22 @@ fn shape(layout: &Layout) -> String {
 #[test]
 fn constraint_counts() {
     let tiny = ModelSpec::from_toml_str(TWO_LAYER).unwrap();
-    expect!["rows 2 folds 3 arity 39 limbs 8 slice 128 constraints/fold 7283"]
+    expect!["rows 2 folds 3 arity 39 limbs 8 slice 128 constraints/fold 8820"]
         .assert_eq(&shape(&Layout::new(&tiny, 2).unwrap()));
     let mom = ModelSpec::from_toml_str(
         &TWO_LAYER.replace("lr = 0.1", "kind = \"momentum\"\nlr = 0.1\nmu = 0.9"),
     )
     .unwrap();
-    expect!["rows 1 folds 6 arity 39 limbs 8 slice 64 constraints/fold 5885"]
+    expect!["rows 1 folds 6 arity 39 limbs 8 slice 64 constraints/fold 7128"]
         .assert_eq(&shape(&Layout::new(&mom, 1).unwrap()));
     for (kind, want) in [
         (
             "kind = \"adam\"\nlr = 0.1\nweight_decay = 0.01",
-            expect!["rows 1 folds 6 arity 42 limbs 8 slice 64 constraints/fold 6853"],
+            expect!["rows 1 folds 6 arity 42 limbs 8 slice 64 constraints/fold 8208"],
         ),
         (
             "kind = \"adamw\"\nlr = 0.1",
-            expect!["rows 1 folds 6 arity 42 limbs 8 slice 64 constraints/fold 6858"],
+            expect!["rows 1 folds 6 arity 42 limbs 8 slice 64 constraints/fold 8213"],
         ),
     ] {
         let adam = ModelSpec::from_toml_str(&TWO_LAYER.replace("lr = 0.1", kind)).unwrap();
@@ -69,27 +69,27 @@ fn constraint_counts() {
         &TWO_LAYER.replace("[optimizer]", "loss = \"cross_entropy\"\n[optimizer]"),
     )
     .unwrap();
-    expect!["rows 2 folds 3 arity 41 limbs 8 slice 128 constraints/fold 8859"]
+    expect!["rows 2 folds 3 arity 41 limbs 8 slice 128 constraints/fold 10396"]
         .assert_eq(&shape(&Layout::new(&ce, ce.output_width()).unwrap()));
     // the softmax cut across folds: one class a fold
-    expect!["rows 1 folds 6 arity 41 limbs 8 slice 64 constraints/fold 6473"]
+    expect!["rows 1 folds 6 arity 41 limbs 8 slice 64 constraints/fold 7702"]
         .assert_eq(&shape(&Layout::new(&ce, 1).unwrap()));
     // the classifier of issue 27 on defaults: 64-16-10, Adam, cross-entropy, batch 8
     let classifier = ModelSpec::from_toml_str(
         "batch_size = 8\nloss = \"cross_entropy\"\n[optimizer]\nkind = \"adam\"\nlr = 0.001\n[[layers]]\ninputs = 64\noutputs = 16\nactivation = \"relu\"\n[[layers]]\ninputs = 16\noutputs = 10\n",
     )
     .unwrap();
-    expect!["rows 6 folds 5 arity 54 limbs 8 slice 64 constraints/fold 126847"].assert_eq(&shape(
+    expect!["rows 5 folds 6 arity 54 limbs 8 slice 64 constraints/fold 116898"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&classifier, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
-    expect!["rows 16 folds 3 arity 49 limbs 8 slice 128 constraints/fold 41856"].assert_eq(&shape(
+    expect!["rows 16 folds 3 arity 49 limbs 8 slice 128 constraints/fold 48515"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&demo_spec(), zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     let wide = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
     )
     .unwrap();
-    expect!["rows 19 folds 4 arity 49 limbs 16 slice 16384 constraints/fold 98328"].assert_eq(&shape(
+    expect!["rows 21 folds 4 arity 49 limbs 16 slice 16384 constraints/fold 121195"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&wide, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     // a row of 300 inputs (records padded to 345 = 5 blocks) cut into 5 folds
@@ -97,25 +97,25 @@ fn constraint_counts() {
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
     )
     .unwrap();
-    expect!["rows 1 folds 20 arity 53 limbs 8 slice 16 constraints/fold 17490"]
+    expect!["rows 1 folds 20 arity 53 limbs 8 slice 16 constraints/fold 20907"]
         .assert_eq(&shape(&Layout::with_segments(&seg, 1, 5).unwrap()));
     // the same row whole: its 45 slots past the 300 inputs are constant zeros
-    expect!["rows 1 folds 4 arity 49 limbs 8 slice 64 constraints/fold 60775"]
+    expect!["rows 1 folds 4 arity 49 limbs 8 slice 64 constraints/fold 72584"]
         .assert_eq(&shape(&Layout::new(&seg, 1).unwrap()));
     // the same with Adam: its moments cut alike
     let seg_adam = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nkind = \"adam\"\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
     )
     .unwrap();
-    expect!["rows 1 folds 20 arity 56 limbs 8 slice 16 constraints/fold 31133"]
+    expect!["rows 1 folds 20 arity 56 limbs 8 slice 16 constraints/fold 35670"]
         .assert_eq(&shape(&Layout::with_segments(&seg_adam, 1, 5).unwrap()));
     // θ bound by its evaluations at ζ instead of the chains (the default keys' scheme)
     use zkstep_circuits::layout::CommitScheme::Evaluation;
-    expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 4967"]
+    expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 5951"]
         .assert_eq(&shape(&Layout::new(&tiny, 2).unwrap().with_commit_scheme(Evaluation)));
-    expect!["rows 1 folds 4 arity 50 limbs 8 slice 64 constraints/fold 51685"]
+    expect!["rows 1 folds 4 arity 50 limbs 8 slice 64 constraints/fold 60739"]
         .assert_eq(&shape(&Layout::new(&seg, 1).unwrap().with_commit_scheme(Evaluation)));
-    expect!["rows 1 folds 20 arity 57 limbs 8 slice 16 constraints/fold 25063"].assert_eq(&shape(
+    expect!["rows 1 folds 20 arity 57 limbs 8 slice 16 constraints/fold 27739"].assert_eq(&shape(
         &Layout::with_segments(&seg_adam, 1, 5).unwrap().with_commit_scheme(Evaluation),
     ));
 }

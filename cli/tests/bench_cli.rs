@@ -183,11 +183,11 @@ fn dry_run_estimates_without_proving_and_skips_what_does_not_fit() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("estimated"), "{out}");
     // with a tiny memory limit the width is skipped with a note, not run
-    let o = bench_w8(&["--mem-limit-gib", "0.2"]);
+    let o = bench_w8(&["--mem-limit-gib", "0.1"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        out.contains("skipped") && out.contains("more than the 0.2 GiB available"),
+        out.contains("skipped") && out.contains("more than the 0.1 GiB available"),
         "{out}"
     );
 }

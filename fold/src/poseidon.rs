@@ -87,7 +87,20 @@ impl<F: PrimeField + serde::Serialize + serde::de::DeserializeOwned> Plan<F> {
         let bad = |why: &str| SynthesisError::Unsatisfiable(format!("Poseidon constants: {why}"));
         let bytes = postcard::to_stdvec(c).map_err(|e| bad(&e.to_string()))?;
         let w: WrittenBoth<F> = postcard::from_bytes(&bytes).map_err(|e| bad(&e.to_string()))?;
-        let w = w.wide;
+        Self::written(w.wide)
+    }
+
+    /// The constants of one sponge (`PoseidonConstants<F, A>` of any width:
+    /// zkstep's own short and wide hashes), checked for shape.
+    pub fn of<C: serde::Serialize>(c: &C) -> Result<Self, SynthesisError> {
+        let bad = |why: &str| SynthesisError::Unsatisfiable(format!("Poseidon constants: {why}"));
+        let bytes = postcard::to_stdvec(c).map_err(|e| bad(&e.to_string()))?;
+        let w: Written<F> = postcard::from_bytes(&bytes).map_err(|e| bad(&e.to_string()))?;
+        Self::written(w)
+    }
+
+    fn written(w: Written<F>) -> Result<Self, SynthesisError> {
+        let bad = |why: &str| SynthesisError::Unsatisfiable(format!("Poseidon constants: {why}"));
         let t = w.mds.m.len();
         let square = |m: &Matrix<F>| m.len() == t && m.iter().all(|r| r.len() == t);
         let half = w.rf / 2;
@@ -123,10 +136,6 @@ struct Lane<F: PrimeField> {
 impl<F: PrimeField> Lane<F> {
     fn constant<CS: ConstraintSystem<F>>(c: F) -> Self {
         Lane { lc: LinearCombination::zero() + (c, CS::one()), val: Some(c) }
-    }
-
-    fn of(n: &AllocatedNum<F>) -> Self {
-        Lane { lc: LinearCombination::zero() + n.get_variable(), val: n.get_value() }
     }
 
     fn add_const<CS: ConstraintSystem<F>>(self, c: F) -> Self {
@@ -241,9 +250,24 @@ fn permute<F: PrimeField, CS: ConstraintSystem<F>>(
 /// one), as [`PoseidonRO`](nova_snark::provider::poseidon::PoseidonRO) in
 /// `ROMode::Wide` computes it natively.
 pub fn hash<F: PrimeField, CS: ConstraintSystem<F>>(
-    mut cs: CS,
+    cs: CS,
     p: &Plan<F>,
     inputs: &[AllocatedNum<F>],
+) -> Result<AllocatedNum<F>, SynthesisError> {
+    let lanes: Vec<_> = inputs
+        .iter()
+        .map(|x| (LinearCombination::zero() + x.get_variable(), x.get_value()))
+        .collect();
+    hash_combinations(cs, p, &lanes)
+}
+
+/// [`hash`] of linear combinations (each with its value): a combination
+/// of more than two terms enters the matrices once, where its first S-box
+/// allocates it.
+pub fn hash_combinations<F: PrimeField, CS: ConstraintSystem<F>>(
+    mut cs: CS,
+    p: &Plan<F>,
+    inputs: &[(LinearCombination<F>, Option<F>)],
 ) -> Result<AllocatedNum<F>, SynthesisError> {
     let t = p.width();
     let rate = t - 1;
@@ -266,7 +290,7 @@ pub fn hash<F: PrimeField, CS: ConstraintSystem<F>>(
             perms += 1;
             pos = 0;
         }
-        s[1 + pos] = s[1 + pos].clone().add(&Lane::of(x));
+        s[1 + pos] = s[1 + pos].clone().add(&Lane { lc: x.0.clone(), val: x.1 });
         pos += 1;
     }
     // squeezing after an absorb always permutes first

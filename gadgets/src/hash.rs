@@ -9,49 +9,41 @@
 use crate::expr::{add, add_assign, cst, materialise, scale, select, var, zero, Expr, Fr};
 use crate::range::pow2;
 use crate::Result;
-use generic_array::typenum::{U24, U8};
-use nova_snark::frontend::gadgets::poseidon::{
-    Elt, Simplex, SpongeAPI, SpongeCircuit, SpongeTrait,
-};
+use ff::Field;
 use nova_snark::frontend::num::AllocatedNum;
-use nova_snark::frontend::ConstraintSystem;
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
+use std::sync::OnceLock;
 use zkstep_core::commit::{CHUNK, PACK, SHORT_CHUNK};
-use zkstep_core::poseidon::{constants, constants8, io_pattern_of, RATE, RATE8};
+use zkstep_core::poseidon::{constants, constants8, RATE, RATE8};
+use zkstep_fold::poseidon::{hash_combinations, Plan};
 
-/// One absorption of all of `$elts` into the sponge `$new` and one squeeze,
-/// in the circuit under `$cs` (a macro: nova-snark keeps its `Arity` bound private).
-macro_rules! circuit_hash {
-    ($cs:ident, $new:expr, $elts:ident) => {{
-        let mut ns = $cs.namespace(|| "poseidon");
-        let out = {
-            let mut sponge = $new;
-            let acc = &mut ns;
-            sponge.start(io_pattern_of($elts.len()), None, acc);
-            SpongeAPI::absorb(&mut sponge, $elts.len() as u32, &$elts, acc);
-            let o = SpongeAPI::squeeze(&mut sponge, 1, acc);
-            sponge.finish(acc).map_err(|e| {
-                nova_snark::frontend::SynthesisError::Unsatisfiable(format!("sponge: {e:?}"))
-            })?;
-            o
-        };
-        let e = out.into_iter().next().ok_or_else(|| {
-            nova_snark::frontend::SynthesisError::Unsatisfiable("sponge squeezed nothing".into())
-        })?;
-        let mut out_ns = ns.namespace(|| "out");
-        e.ensure_allocated(&mut out_ns)
-    }};
+/// The two sponges' constants as zkstep-fold's Poseidon circuit reads
+/// them (read once): the wide (24) and the short (8).
+fn plans() -> std::result::Result<&'static (Plan<Fr>, Plan<Fr>), SynthesisError> {
+    type Plans = std::result::Result<(Plan<Fr>, Plan<Fr>), String>;
+    static P: OnceLock<Plans> = OnceLock::new();
+    P.get_or_init(|| {
+        Ok((
+            Plan::of(constants()).map_err(|e| e.to_string())?,
+            Plan::of(constants8()).map_err(|e| e.to_string())?,
+        ))
+    })
+    .as_ref()
+    .map_err(|e| SynthesisError::Unsatisfiable(e.clone()))
+}
+
+/// One absorption of all of `inputs` into the sponge of `plan` and one
+/// squeeze (zkstep-fold's circuit of nova-snark's sponge: the same value,
+/// each combination entering the matrices once).
+fn sponge<CS: ConstraintSystem<Fr>>(mut cs: CS, plan: &Plan<Fr>, inputs: &[Expr]) -> Result<AllocatedNum<Fr>> {
+    let lanes: Vec<_> = inputs.iter().map(|e| (e.lc(Fr::ONE), e.get_value())).collect();
+    hash_combinations(cs.namespace(|| "poseidon"), plan, &lanes)
 }
 
 /// Poseidon hash of exactly 24 expressions.
 pub fn h24<CS: ConstraintSystem<Fr>>(cs: CS, inputs: &[Expr]) -> Result<AllocatedNum<Fr>> {
     assert_eq!(inputs.len(), RATE, "h24 takes exactly {RATE} inputs");
-    let mut ns = cs;
-    let elts: Vec<Elt<Fr>> = inputs.iter().map(|e| Elt::Num(e.clone())).collect();
-    circuit_hash!(
-        ns,
-        SpongeCircuit::<Fr, U24, _>::new_with_constants(constants(), Simplex),
-        elts
-    )
+    sponge(cs, &plans()?.0, inputs)
 }
 
 /// Poseidon hash of up to 8 expressions, zero-padded (width 9; native twin
@@ -60,13 +52,7 @@ pub fn h8<CS: ConstraintSystem<Fr>>(cs: CS, inputs: &[Expr]) -> Result<Allocated
     assert!(inputs.len() <= RATE8, "h8 takes at most {RATE8} inputs");
     let mut padded = inputs.to_vec();
     padded.resize(RATE8, zero());
-    let mut ns = cs;
-    let elts: Vec<Elt<Fr>> = padded.iter().map(|e| Elt::Num(e.clone())).collect();
-    circuit_hash!(
-        ns,
-        SpongeCircuit::<Fr, U8, _>::new_with_constants(constants8(), Simplex),
-        elts
-    )
+    sponge(cs, &plans()?.1, &padded)
 }
 
 /// Pack signed values (each range-checked to 64 bits elsewhere) three to an
@@ -174,7 +160,9 @@ mod tests {
         let (vals, out, cost) = hash_in_circuit(24, |cs, ins| h24(cs.namespace(|| "h"), ins));
         let arr: [Fr; 24] = vals.try_into().unwrap();
         assert_eq!(out, native_h24(&arr));
-        assert!(cost < 1000, "h24 costs {cost} constraints");
+        // zkstep-fold's sponge circuit: ≈ 1,000 constraints for ≈ 13k
+        // non-zeros, where nova-snark's took ≈ 780 for ≈ 29k
+        assert!(cost < 1100, "h24 costs {cost} constraints");
         use zkstep_core::poseidon::h8_of;
         let (vals, out, cost8) = hash_in_circuit(5, |cs, ins| h8(cs.namespace(|| "h"), ins));
         assert_eq!(out, h8_of(&vals));
@@ -183,8 +171,9 @@ mod tests {
     }
 
     /// Records of every length around the chunk rule (7 by h8, 8 by h24,
-    /// a tail of 1 or 7 after a whole chunk) hash as natively, at the cost
-    /// of their sponges.
+    /// a tail of 1 or 7 after a whole chunk) hash as natively, at most at
+    /// the cost of their sponges (a lane left zero costs no S-box of its
+    /// own in the first round).
     #[test]
     fn chains_of_short_and_long_chunks_match_native() {
         let (_, _, c24) = hash_in_circuit(24, |cs, ins| h24(cs.namespace(|| "h"), ins));
@@ -194,7 +183,8 @@ mod tests {
                 chain_absorb(cs.namespace(|| "c"), &ins[0], &ins[1..])
             });
             assert_eq!(out, native_absorb(vals[0], &vals[1..]), "{len}");
-            assert_eq!(cost, h8s * c8 + h24s * c24, "{len}");
+            let full = h8s * c8 + h24s * c24;
+            assert!(cost <= full && 10 * cost >= 9 * full, "{len}: {cost} against {full}");
         }
     }
 
