@@ -416,34 +416,53 @@ mod tests {
     fn every_witness_value_of_the_sponge_is_bound() {
         // the hash of 30 values (two permutations) recorded as a shape and a
         // witness; each value changed alone, the S-boxes' inputs and powers,
-        // the hash and the inputs themselves, leaves some constraint unmet
+        // the hash and the inputs themselves, leaves some constraint unmet —
+        // with the values as variables (`hash`) and as combinations of three
+        // terms (`hash_combinations`, as zkstep's gadgets hash packed records)
         use crate::cs::{ShapeRecorder, WitnessRecorder};
         let plan = Plan::wide::<E>(&ROConstantsCircuit::<E>::default()).unwrap();
-        let v: Vec<F> = (0..30).map(|_| F::random(OsRng)).collect();
-        fn synth<CS: ConstraintSystem<F>>(cs: &mut CS, plan: &Plan<F>, v: &[F]) {
+        let v: Vec<F> = (0..31).map(|_| F::random(OsRng)).collect();
+        fn synth<CS: ConstraintSystem<F>>(cs: &mut CS, plan: &Plan<F>, v: &[F], combos: bool) {
+            // 31 values make 30 combinations of neighbours; 30 values as they are
+            let v = if combos { v } else { &v[..30] };
             let a: Vec<_> = v
                 .iter()
                 .enumerate()
                 .map(|(i, x)| AllocatedNum::alloc(cs.namespace(|| format!("in {i}")), || Ok(*x)).unwrap())
                 .collect();
-            hash(cs.namespace(|| "h"), plan, &a).unwrap();
+            if combos {
+                let two = F::from(2u64);
+                let lanes: Vec<_> = a
+                    .windows(2)
+                    .map(|w| {
+                        let lc = LinearCombination::zero() + w[0].get_variable() + (two, w[1].get_variable()) + (F::ONE, CS::one());
+                        let val = w[0].get_value().zip(w[1].get_value()).map(|(x, y)| x + two * y + F::ONE);
+                        (lc, val)
+                    })
+                    .collect();
+                hash_combinations(cs.namespace(|| "h"), plan, &lanes).unwrap();
+            } else {
+                hash(cs.namespace(|| "h"), plan, &a).unwrap();
+            }
         }
-        let mut shape = ShapeRecorder::<F>::new(1);
-        synth(&mut shape, &plan, &v);
-        let (shape, layout) = shape.into_shape::<nova_snark::provider::Bn256EngineKZG>().unwrap();
-        let mut wit = WitnessRecorder::<F>::new(1);
-        synth(&mut wit, &plan, &v);
-        let w = wit.witness(&layout).unwrap();
-        let z = |w: &[F]| [w, &[F::ONE][..], wit.public()].concat();
-        let met = |w: &[F]| {
-            let (a, b, c) = shape.multiply_vec(&z(w)).unwrap();
-            (0..a.len()).all(|k| a[k] * b[k] == c[k])
-        };
-        assert!(met(&w));
-        for k in 0..w.len() {
-            let mut forged = w.clone();
-            forged[k] += F::ONE;
-            assert!(!met(&forged), "witness value {k} of {} changed and every constraint still met", w.len());
+        for combos in [false, true] {
+            let mut shape = ShapeRecorder::<F>::new(1);
+            synth(&mut shape, &plan, &v, combos);
+            let (shape, layout) = shape.into_shape::<nova_snark::provider::Bn256EngineKZG>().unwrap();
+            let mut wit = WitnessRecorder::<F>::new(1);
+            synth(&mut wit, &plan, &v, combos);
+            let w = wit.witness(&layout).unwrap();
+            let z = |w: &[F]| [w, &[F::ONE][..], wit.public()].concat();
+            let met = |w: &[F]| {
+                let (a, b, c) = shape.multiply_vec(&z(w)).unwrap();
+                (0..a.len()).all(|k| a[k] * b[k] == c[k])
+            };
+            assert!(met(&w), "combos {combos}");
+            for k in 0..w.len() {
+                let mut forged = w.clone();
+                forged[k] += F::ONE;
+                assert!(!met(&forged), "combos {combos}: witness value {k} of {} changed and every constraint still met", w.len());
+            }
         }
     }
 
