@@ -665,6 +665,7 @@ pub struct MergeCarry {
     /// Evaluations: each unit slot's mask and its packed records, per checkpoint.
     records: Vec<(Expr, Vec<Vec<Expr>>)>,
     queries: Vec<Expr>,
+    units: Vec<zkstep_fold::UnitTag>,
     mult: Vec<AllocatedNum<Fr>>,
     is_final: Expr,
     tbase: Expr,
@@ -768,64 +769,68 @@ impl StepCircuit<Fr> for MergeCircuit {
         let mut packed: Vec<(Expr, Vec<Vec<Expr>>)> = vec![];
         let mut active = zero();
         for u in 0..lay.units_per_fold {
-            let mut cu = cs.namespace(|| format!("u{u}"));
-            let m = alloc(cu.namespace(|| "mask"), w.map(|w| Fr::from(u64::from(w.mask[u]))))?;
-            enforce_bool(cu.namespace(|| "mask_bool"), &var(&m));
-            add_assign(&mut active, &var(&m));
-            // every chain's record, range-checked
-            let mut recs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
-            let mut packs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
-            for c in 0..n + 2 {
-                let mut cc = cu.namespace(|| format!("chain{c}"));
-                let vals = (0..lay.record_len)
-                    .map(|k| {
-                        let v = alloc(
-                            cc.namespace(|| format!("v{k}")),
-                            w.map(|w| fr_from_i128(w.records[c][u][k] as i128)),
-                        )?;
-                        rc.signed(cc.namespace(|| format!("range{k}")), &var(&v), VALUE_BITS)?;
-                        Ok(var(&v))
-                    })
-                    .collect::<Result<Vec<_>, SynthesisError>>()?;
-                if s.evaluated {
-                    // added at ζ in the second phase
-                    packs.push(pack::<CS>(&vals));
-                } else if let Some(chain) = chains.get_mut(c) {
-                    *chain = chain_absorb_if(cc.namespace(|| "absorb"), &var(&m), &var(chain), &pack::<CS>(&vals))?;
+            // unit u's constraints alike for every u: evaluated once a group
+            zkstep_fold::in_unit("merge", u, || -> Result<(), SynthesisError> {
+                let mut cu = cs.namespace(|| format!("u{u}"));
+                let m = alloc(cu.namespace(|| "mask"), w.map(|w| Fr::from(u64::from(w.mask[u]))))?;
+                enforce_bool(cu.namespace(|| "mask_bool"), &var(&m));
+                add_assign(&mut active, &var(&m));
+                // every chain's record, range-checked
+                let mut recs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
+                let mut packs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
+                for c in 0..n + 2 {
+                    let mut cc = cu.namespace(|| format!("chain{c}"));
+                    let vals = (0..lay.record_len)
+                        .map(|k| {
+                            let v = alloc(
+                                cc.namespace(|| format!("v{k}")),
+                                w.map(|w| fr_from_i128(w.records[c][u][k] as i128)),
+                            )?;
+                            rc.signed(cc.namespace(|| format!("range{k}")), &var(&v), VALUE_BITS)?;
+                            Ok(var(&v))
+                        })
+                        .collect::<Result<Vec<_>, SynthesisError>>()?;
+                    if s.evaluated {
+                        // added at ζ in the second phase
+                        packs.push(pack::<CS>(&vals));
+                    } else if let Some(chain) = chains.get_mut(c) {
+                        *chain = chain_absorb_if(cc.namespace(|| "absorb"), &var(&m), &var(chain), &pack::<CS>(&vals))?;
+                    }
+                    recs.push(vals);
                 }
-                recs.push(vals);
-            }
-            packed.push((var(&m), packs));
-            // the merge identity and the distances, position by position
-            let mut sq: Vec<Expr> = vec![zero(); n];
-            let mut cm = cu.namespace(|| "merge");
-            for (k, &param) in lay.is_param.iter().enumerate() {
-                let mut ck = cm.namespace(|| format!("k{k}"));
-                let mut p = zero();
-                for i in 0..n {
-                    let t = mul(ck.namespace(|| format!("rho{i}")), &weights[i], &recs[i][k])?;
-                    add_assign(&mut p, &var(&t));
-                }
-                let r = alloc(ck.namespace(|| "r"), w.map(|w| fr_from_i128(w.rem[u][k])))?;
-                rc.bits(ck.namespace(|| "r_ge_0"), &var(&r), REMAINDER_BITS)?;
-                let slack = sub(&sub(&d2, &one::<CS>()), &var(&r));
-                rc.bits(ck.namespace(|| "r_lt_d"), &slack, REMAINDER_BITS)?;
-                // 2p + off − r = q·2Σρ
-                let lhs = sub(&add(&scale(&p, Fr::from(2u64)), &off), &var(&r));
-                enforce_mul(ck.namespace(|| "div"), &recs[n + 1][k], &d2, &lhs);
-                if param {
-                    for (i, acc) in sq.iter_mut().enumerate() {
-                        let d = sub(&recs[i][k], &recs[n][k]);
-                        let d_sq = mul(ck.namespace(|| format!("sq{i}")), &d, &d)?;
-                        add_assign(acc, &var(&d_sq));
+                packed.push((var(&m), packs));
+                // the merge identity and the distances, position by position
+                let mut sq: Vec<Expr> = vec![zero(); n];
+                let mut cm = cu.namespace(|| "merge");
+                for (k, &param) in lay.is_param.iter().enumerate() {
+                    let mut ck = cm.namespace(|| format!("k{k}"));
+                    let mut p = zero();
+                    for i in 0..n {
+                        let t = mul(ck.namespace(|| format!("rho{i}")), &weights[i], &recs[i][k])?;
+                        add_assign(&mut p, &var(&t));
+                    }
+                    let r = alloc(ck.namespace(|| "r"), w.map(|w| fr_from_i128(w.rem[u][k])))?;
+                    rc.bits(ck.namespace(|| "r_ge_0"), &var(&r), REMAINDER_BITS)?;
+                    let slack = sub(&sub(&d2, &one::<CS>()), &var(&r));
+                    rc.bits(ck.namespace(|| "r_lt_d"), &slack, REMAINDER_BITS)?;
+                    // 2p + off − r = q·2Σρ
+                    let lhs = sub(&add(&scale(&p, Fr::from(2u64)), &off), &var(&r));
+                    enforce_mul(ck.namespace(|| "div"), &recs[n + 1][k], &d2, &lhs);
+                    if param {
+                        for (i, acc) in sq.iter_mut().enumerate() {
+                            let d = sub(&recs[i][k], &recs[n][k]);
+                            let d_sq = mul(ck.namespace(|| format!("sq{i}")), &d, &d)?;
+                            add_assign(acc, &var(&d_sq));
+                        }
                     }
                 }
-            }
-            drop(cm);
-            for i in 0..n {
-                let g = mul(cu.namespace(|| format!("dist{i}")), &var(&m), &sq[i])?;
-                add_assign(&mut dist[i], &var(&g));
-            }
+                drop(cm);
+                for i in 0..n {
+                    let g = mul(cu.namespace(|| format!("dist{i}")), &var(&m), &sq[i])?;
+                    add_assign(&mut dist[i], &var(&g));
+                }
+                Ok(())
+            })?;
         }
         // where the last unit was absorbed: is_final = [remaining − active = 0]
         let left = sub(&zv(Slots::REMAINING), &active);
@@ -873,10 +878,12 @@ impl StepCircuit<Fr> for MergeCircuit {
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let (queries, units) = rc.into_tagged_queries();
         Ok(MergeCarry {
             z: out,
             records: packed,
-            queries: rc.into_queries(),
+            queries,
+            units,
             mult,
             is_final,
             tbase: tb,
@@ -892,6 +899,7 @@ impl StepCircuit<Fr> for MergeCircuit {
         let s = self.layout.slots();
         let sums = crate::fold::lookup::Sums {
             queries: &p.queries,
+            units: &p.units,
             tbase: &p.tbase,
             mult: &p.mult,
             is_final: &p.is_final,
@@ -931,21 +939,24 @@ fn evaluate_units<CS: ConstraintSystem<Fr>>(
     let mut y = var(&out[s.combined()]);
     let mut pw = var(&out[s.power()]);
     for (u, (mask, packs)) in records.iter().enumerate() {
-        let mut cu = cs.namespace(|| format!("u{u}"));
-        let q = var(&mul(cu.namespace(|| "masked_power"), mask, &pw)?);
-        // Σ_c r^c·(record c at ζ), by Horner's rule in r from the last checkpoint
-        let mut comb: Option<Expr> = None;
-        for (c, e) in packs.iter().enumerate().rev() {
-            let h = horner(cu.namespace(|| format!("horner{c}")), &zeta, e)?;
-            comb = Some(match comb {
-                None => h,
-                Some(acc) => add(&var(&mul(cu.namespace(|| format!("by_r{c}")), &acc, &r)?), &h),
-            });
-        }
-        let t = mul(cu.namespace(|| "term"), &q, &comb.unwrap_or_else(zero))?;
-        add_assign(&mut y, &var(&t));
-        let step = mul(cu.namespace(|| "advance"), &q, &sub(&var(&zl), &one::<CS>()))?;
-        pw = add(&pw, &var(&step));
+        zkstep_fold::in_unit("merge at zeta", u, || -> Result<(), SynthesisError> {
+            let mut cu = cs.namespace(|| format!("u{u}"));
+            let q = var(&mul(cu.namespace(|| "masked_power"), mask, &pw)?);
+            // Σ_c r^c·(record c at ζ), by Horner's rule in r from the last checkpoint
+            let mut comb: Option<Expr> = None;
+            for (c, e) in packs.iter().enumerate().rev() {
+                let h = horner(cu.namespace(|| format!("horner{c}")), &zeta, e)?;
+                comb = Some(match comb {
+                    None => h,
+                    Some(acc) => add(&var(&mul(cu.namespace(|| format!("by_r{c}")), &acc, &r)?), &h),
+                });
+            }
+            let t = mul(cu.namespace(|| "term"), &q, &comb.unwrap_or_else(zero))?;
+            add_assign(&mut y, &var(&t));
+            let step = mul(cu.namespace(|| "advance"), &q, &sub(&var(&zl), &one::<CS>()))?;
+            pw = add(&pw, &var(&step));
+            Ok(())
+        })?;
     }
     out[s.combined()] = materialise(cs.namespace(|| "y"), &y)?;
     out[s.power()] = materialise(cs.namespace(|| "power"), &pw)?;

@@ -80,7 +80,7 @@ where
     let (s1, layout1, s2) = shapes::<E1, E2, C>(&cfg, step)?;
     let ck1 = E1::CE::setup(b"ck", s1.num_cons().max(s1.num_vars()).max(hint1(&s1)))?;
     let ck2 = R1CSShape::commitment_key(&[&s2], &[hint2])?;
-    Ok(Params::assemble(cfg, s1, layout1, s2, ck1, ck2))
+    Ok(Params::assemble(cfg, (s1, layout1, Default::default()), s2, ck1, ck2))
 }
 
 /// The challenges of a PerRun IVC of the CycleFold shape from its folds'

@@ -146,8 +146,8 @@ where
     S2: Compressor<E2>,
     EE1: EvaluationEngineTrait<E1> + BoundsDegree,
 {
-    let (pk1, vk1) = S1::keys(&pp.ck1, &pp.shape1)?;
-    let (pk2, vk2) = S2::keys(&pp.ck2, &pp.shape2)?;
+    let (pk1, vk1) = S1::keys(&pp.ck1, &pp.shape1, &pp.units1.rows)?;
+    let (pk2, vk2) = S2::keys(&pp.ck2, &pp.shape2, &Default::default())?;
     let (ee_pk, ee_vk) = if pp.layout1.split() {
         let (p, v) = EE1::setup(&pp.ck1)?;
         (Some(p), Some(v))

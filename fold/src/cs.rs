@@ -132,27 +132,27 @@ impl WitnessLayout {
         p
     }
 
-    /// Columns of the aux variables in allocation order, from their tags.
-    fn columns(&self, tags: &[Region]) -> Vec<usize> {
-        if !self.split() {
-            return (0..tags.len()).collect();
-        }
-        let mut next = [self.first_offset(), self.second_offset(), 0];
+    /// Columns of the aux variables in allocation order, from their tags:
+    /// a variable's rank among its part's, placed by `order`.
+    fn columns(&self, tags: &[Region], order: &ColumnOrder) -> Vec<usize> {
+        let offsets = if self.split() { [self.first_offset(), self.second_offset(), 0] } else { [0; 3] };
+        let mut next = [0usize; 3];
         tags.iter()
             .map(|t| {
-                let k = match t {
-                    Region::First => 0,
-                    Region::Second => 1,
-                    Region::Third => 2,
-                };
+                let k = if self.split() { part_of(*t) } else { 0 };
                 next[k] += 1;
-                next[k] - 1
+                offsets[k] + order.position(k, next[k] - 1)
             })
             .collect()
     }
 
     /// W (zero padded) from values in allocation order and their tags.
     pub fn arrange<F: PrimeField>(&self, values: &[F], tags: &[Region]) -> Result<Vec<F>> {
+        self.arrange_in(values, tags, &ColumnOrder::default())
+    }
+
+    /// [`WitnessLayout::arrange`] with the parts' variables placed by `order`.
+    pub fn arrange_in<F: PrimeField>(&self, values: &[F], tags: &[Region], order: &ColumnOrder) -> Result<Vec<F>> {
         if values.len() != tags.len() || values.len() != self.first + self.second + self.third {
             return Err(FoldError::Invalid(format!(
                 "a witness of {} values for a layout of {} + {} + {}",
@@ -163,10 +163,48 @@ impl WitnessLayout {
             )));
         }
         let mut w = vec![F::ZERO; self.num_vars()];
-        for (v, c) in values.iter().zip(self.columns(tags)) {
+        for (v, c) in values.iter().zip(self.columns(tags, order)) {
             w[c] = *v;
         }
         Ok(w)
+    }
+}
+
+/// Which part a region's variables are in (0: W₁, 1: W₂, 2: W₃).
+fn part_of(r: Region) -> usize {
+    match r {
+        Region::First => 0,
+        Region::Second => 1,
+        Region::Third => 2,
+    }
+}
+
+/// Where each part's variables sit within the part: by rank in allocation
+/// order, a position (no entry: the rank itself). Units laid side by side
+/// ([`in_unit`]) put unit u's j-th variable of a part at base + j·U + u,
+/// as their rows: a verifier then reads one unit's columns a group.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnOrder(pub [Vec<u32>; 3]);
+
+impl ColumnOrder {
+    /// The position in part `k` of its variable of rank `rank`.
+    pub fn position(&self, k: usize, rank: usize) -> usize {
+        self.0[k].get(rank).map_or(rank, |p| *p as usize)
+    }
+
+    /// Part `k`'s first `values.len()` variables (allocation order) in
+    /// their columns' order: for a part committed before the rest of W is
+    /// known (W₁'s precommitment less its late values, W₂'s). Refused where
+    /// one of them would sit past them (a late value moved among them).
+    pub fn place<F: PrimeField>(&self, k: usize, values: &[F]) -> Result<Vec<F>> {
+        let mut out = vec![F::ZERO; values.len()];
+        for (r, v) in values.iter().enumerate() {
+            let slot = out.get_mut(self.position(k, r)).ok_or_else(|| {
+                FoldError::Invalid(format!("part {k}'s variable {r} is placed past the {} committed", values.len()))
+            })?;
+            *slot = *v;
+        }
+        Ok(out)
     }
 }
 
@@ -175,6 +213,66 @@ thread_local! {
     static AFTER: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// How many [`after_late_challenges`] calls are running on this thread.
     static LATE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The unit [`in_unit`] runs on this thread, if any.
+    static UNIT: std::cell::Cell<Option<(&'static str, usize)>> = const { std::cell::Cell::new(None) };
+}
+
+/// Run `f` as unit `index` of the family `kind`: the constraints it
+/// enforces are that unit's, in the order it enforces them. A family's
+/// units that enforce as many constraints (the code of one output row run
+/// for each row) are laid out side by side when the shape is recorded —
+/// unit u's i-th constraint at row base + i·U + u of a group of U = 2ᵏ of
+/// them — so that a verifier evaluates one unit's entries a group, not
+/// every unit's ([`RowGroups`]). Rows only: no witness column moves, so
+/// the prover is unaffected; the shape is the same constraints in another
+/// order. Thread-local, like [`after_challenges`]; an inner call replaces
+/// the outer unit until it returns.
+pub fn in_unit<T>(kind: &'static str, index: usize, f: impl FnOnce() -> T) -> T {
+    with_unit(Some((kind, index)), f)
+}
+
+/// A unit ([`in_unit`]'s family and index), or none.
+pub type UnitTag = Option<(&'static str, usize)>;
+
+/// The unit running on this thread ([`in_unit`]): what a gadget records
+/// beside a value it checks later (a lookup's query, whose inverse is its
+/// unit's too).
+pub fn current_unit() -> UnitTag {
+    UNIT.with(|u| u.get())
+}
+
+/// Run `f` in the unit `tag` (none: outside every unit).
+pub fn with_unit<T>(tag: UnitTag, f: impl FnOnce() -> T) -> T {
+    struct Restore(UnitTag);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            UNIT.with(|u| u.set(self.0));
+        }
+    }
+    let _restore = Restore(UNIT.with(|u| u.replace(tag)));
+    f()
+}
+
+/// Groups of units laid out side by side at the head of a shape's rows, in
+/// order from row 0: (log₂ U, rows a unit). Group g starts where g − 1
+/// ends; groups come largest U first, so each starts at a multiple of its U.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowGroups(pub Vec<(u32, u32)>);
+
+impl RowGroups {
+    /// Each group's (first row, U, rows a unit).
+    pub fn placed(&self) -> Vec<(usize, usize, usize)> {
+        let mut base = 0usize;
+        self.0
+            .iter()
+            .map(|&(k, r)| {
+                let u = 1usize << k;
+                let g = (base, u, r as usize);
+                base += u * r as usize;
+                g
+            })
+            .collect()
+    }
 }
 
 /// Run `f` with a thread-local counter raised (lowered again even if `f` panics).
@@ -259,6 +357,18 @@ impl<F: PrimeField> Rows<F> {
         self.indptr.push(self.data.len());
     }
 
+    /// The rows in the order `order` (old row indices).
+    fn permute(self, order: &[usize]) -> Self {
+        let mut out = Rows::new();
+        for &r in order {
+            let (a, b) = (self.indptr[r], self.indptr[r + 1]);
+            out.data.extend_from_slice(&self.data[a..b]);
+            out.vars.extend_from_slice(&self.vars[a..b]);
+            out.indptr.push(out.data.len());
+        }
+        out
+    }
+
     fn finish(self, cols: &[usize], num_vars: usize, num_inputs: usize) -> SparseMatrix<F> {
         let indices = self
             .vars
@@ -287,6 +397,9 @@ pub struct ShapeRecorder<F: PrimeField> {
     b: Rows<F>,
     c: Rows<F>,
     constraints: usize,
+    // each constraint's and each variable's unit ([`in_unit`]), if any
+    units: Vec<Option<(&'static str, usize)>>,
+    alloc_units: Vec<Option<(&'static str, usize)>>,
     // the namespace stack and constraints by its first two levels, when asked
     names: Option<(Vec<String>, std::collections::BTreeMap<String, usize>)>,
     // each private variable's full name, when asked (tests that name a column)
@@ -316,7 +429,8 @@ impl<F: PrimeField> ShapeRecorder<F> {
         let Some(names) = &self.aux_names else { return vec![] };
         let layout = self.layout();
         let mut out = vec![String::new(); layout.num_vars()];
-        for (name, col) in names.iter().zip(layout.columns(&self.tags)) {
+        let (_, _, order) = group_units(&self.units, &self.alloc_units, &self.tags);
+        for (name, col) in names.iter().zip(layout.columns(&self.tags, &order)) {
             if let Some(slot) = out.get_mut(col) {
                 slot.clone_from(name);
             }
@@ -343,6 +457,8 @@ impl<F: PrimeField> ShapeRecorder<F> {
             b: Rows::new(),
             c: Rows::new(),
             constraints: 0,
+            units: vec![],
+            alloc_units: vec![],
             names: None,
             aux_names: None,
         }
@@ -375,16 +491,32 @@ impl<F: PrimeField> ShapeRecorder<F> {
     }
 
     /// The R1CS shape and the witness layout.
+    /// Rows and variables in their recorded order: units ([`in_unit`]) are
+    /// not laid out (the shape a witness from [`WitnessRecorder::witness`] fits).
     pub fn into_shape<E: Engine<Scalar = F>>(self) -> Result<(R1CSShape<E>, WitnessLayout)> {
+        self.shape_of(false).map(|(s, l, _)| (s, l))
+    }
+
+    /// The R1CS shape, its witness layout, and its units' groups
+    /// ([`in_unit`]): rows at the shape's head, columns at each part's.
+    pub fn into_grouped_shape<E: Engine<Scalar = F>>(self) -> Result<(R1CSShape<E>, WitnessLayout, Units)> {
+        self.shape_of(true)
+    }
+
+    fn shape_of<E: Engine<Scalar = F>>(self, group: bool) -> Result<(R1CSShape<E>, WitnessLayout, Units)> {
         let layout = self.layout();
-        let cols = layout.columns(&self.tags);
+        let (order, groups, columns) = match group {
+            true => group_units(&self.units, &self.alloc_units, &self.tags),
+            false => ((0..self.constraints).collect(), RowGroups::default(), ColumnOrder::default()),
+        };
+        let cols = layout.columns(&self.tags, &columns);
         let (nv, ni) = (layout.num_vars(), self.inputs);
-        let a = self.a.finish(&cols, nv, ni);
-        let b = self.b.finish(&cols, nv, ni);
-        let c = self.c.finish(&cols, nv, ni);
+        let a = self.a.permute(&order).finish(&cols, nv, ni);
+        let b = self.b.permute(&order).finish(&cols, nv, ni);
+        let c = self.c.permute(&order).finish(&cols, nv, ni);
         // nova-snark does not count the constant one as an input
         let shape = R1CSShape::new(self.constraints, nv, ni - 1, a, b, c)?;
-        Ok((shape, layout))
+        Ok((shape, layout, Units { rows: groups, columns }))
     }
 }
 
@@ -401,6 +533,7 @@ impl<F: PrimeField> ConstraintSystem<F> for ShapeRecorder<F> {
             all.push(format!("{}/{}", stack.join("/"), name().into()));
         }
         self.tags.push(region_of(self.parts, self.region));
+        self.alloc_units.push(UNIT.with(|u| u.get()));
         Ok(Variable::new_unchecked(Index::Aux(self.tags.len() - 1)))
     }
 
@@ -430,6 +563,7 @@ impl<F: PrimeField> ConstraintSystem<F> for ShapeRecorder<F> {
         self.b.push(&b(LinearCombination::zero()));
         self.c.push(&c(LinearCombination::zero()));
         self.constraints += 1;
+        self.units.push(UNIT.with(|u| u.get()));
         if let Some((stack, counts)) = self.names.as_mut() {
             let key: Vec<&str> = stack
                 .iter()
@@ -467,6 +601,134 @@ impl<F: PrimeField> PhasedCs<F> for ShapeRecorder<F> {
     }
 }
 
+/// A shape's units ([`in_unit`]): its rows' groups and its columns' order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Units {
+    /// The groups at the head of the rows.
+    pub rows: RowGroups,
+    /// Each part's variables, the groups' first.
+    pub columns: ColumnOrder,
+}
+
+/// One unit's rows and, per part, its variables (allocation indices).
+#[derive(Default)]
+struct Unit {
+    rows: Vec<usize>,
+    vars: [Vec<usize>; 3],
+}
+
+impl Unit {
+    fn signature(&self) -> [usize; 4] {
+        [self.rows.len(), self.vars[0].len(), self.vars[1].len(), self.vars[2].len()]
+    }
+}
+
+/// The rows' order, their groups and the columns' order: each family's
+/// units in index order; runs of units with as many rows and as many
+/// variables in each part split into groups of powers of two (largest
+/// first: 10 units are 8 + 2); the groups largest U first from row 0 and
+/// from each part's first column, unit u's i-th row at base + i·U + u and
+/// its j-th variable of a part at base + j·U + u; every other row and
+/// variable after them in its order.
+fn group_units(
+    units: &[Option<(&'static str, usize)>],
+    alloc_units: &[Option<(&'static str, usize)>],
+    tags: &[Region],
+) -> (Vec<usize>, RowGroups, ColumnOrder) {
+    use std::collections::BTreeMap;
+    let mut fams: BTreeMap<&str, BTreeMap<usize, Unit>> = BTreeMap::new();
+    for (row, u) in units.iter().enumerate() {
+        if let Some((kind, index)) = u {
+            fams.entry(kind).or_default().entry(*index).or_default().rows.push(row);
+        }
+    }
+    for (j, (u, t)) in alloc_units.iter().zip(tags).enumerate() {
+        if let Some((kind, index)) = u {
+            fams.entry(kind).or_default().entry(*index).or_default().vars[part_of(*t)].push(j);
+        }
+    }
+    // runs of consecutive units alike
+    let mut runs: Vec<Vec<&Unit>> = vec![];
+    for members in fams.values() {
+        let mut run: Vec<&Unit> = vec![];
+        for unit in members.values() {
+            if run.last().is_some_and(|l| l.signature() != unit.signature()) {
+                runs.push(std::mem::take(&mut run));
+            }
+            run.push(unit);
+        }
+        runs.push(run);
+    }
+    // (U, members) of every group with rows
+    let mut groups: Vec<(usize, &[&Unit])> = vec![];
+    for run in &runs {
+        let mut rest = &run[..];
+        while rest.len() >= 2 {
+            let u = 1usize << rest.len().ilog2();
+            if !rest[0].rows.is_empty() {
+                groups.push((u, &rest[..u]));
+            }
+            rest = &rest[u..];
+        }
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(g.0));
+    let n = units.len();
+    let mut order = Vec::with_capacity(n);
+    let mut placed = vec![false; n];
+    let mut out = vec![];
+    // each variable's part and rank within it
+    let mut ranks = vec![0usize; tags.len()];
+    let mut counts = [0usize; 3];
+    for (j, t) in tags.iter().enumerate() {
+        let k = part_of(*t);
+        ranks[j] = counts[k];
+        counts[k] += 1;
+    }
+    let mut columns: [Vec<u32>; 3] = Default::default();
+    let mut moved: [Vec<bool>; 3] = [vec![false; counts[0]], vec![false; counts[1]], vec![false; counts[2]]];
+    let mut next = [0usize; 3];
+    for (u, members) in &groups {
+        let r = members[0].rows.len();
+        for i in 0..r {
+            for m in members.iter() {
+                order.push(m.rows[i]);
+                placed[m.rows[i]] = true;
+            }
+        }
+        out.push((u.trailing_zeros(), r as u32));
+        for k in 0..3 {
+            if columns[k].is_empty() && counts[k] > 0 {
+                columns[k] = vec![u32::MAX; counts[k]];
+            }
+            for j in 0..members[0].vars[k].len() {
+                for m in members.iter() {
+                    let rank = ranks[m.vars[k][j]];
+                    columns[k][rank] = next[k] as u32;
+                    moved[k][rank] = true;
+                    next[k] += 1;
+                }
+            }
+        }
+    }
+    order.extend((0..n).filter(|r| !placed[*r]));
+    for k in 0..3 {
+        if columns[k].is_empty() {
+            continue;
+        }
+        for rank in 0..counts[k] {
+            if !moved[k][rank] {
+                columns[k][rank] = next[k] as u32;
+                next[k] += 1;
+            }
+        }
+        // no group moved a variable of this part: the allocation order
+        if columns[k].iter().enumerate().all(|(r, p)| *p as usize == r) {
+            columns[k].clear();
+        }
+    }
+    (order, RowGroups(out), ColumnOrder(columns))
+}
+
 /// Records a circuit's values (no constraints), tagged by region.
 pub struct WitnessRecorder<F: PrimeField> {
     parts: usize,
@@ -496,6 +758,11 @@ impl<F: PrimeField> WitnessRecorder<F> {
     /// W laid out as `layout` says.
     pub fn witness(&self, layout: &WitnessLayout) -> Result<Vec<F>> {
         layout.arrange(&self.aux, &self.tags)
+    }
+
+    /// W laid out as `layout` says, each part's variables placed by `order`.
+    pub fn witness_in(&self, layout: &WitnessLayout, order: &ColumnOrder) -> Result<Vec<F>> {
+        layout.arrange_in(&self.aux, &self.tags, order)
     }
 
     /// The values of W₁ in allocation order (what the first phase allocated).
@@ -695,5 +962,55 @@ mod tests {
         record_three(&mut two);
         let l2 = two.layout();
         assert_eq!((l2.first, l2.second, l2.third), (1, 6, 0));
+    }
+
+    /// Four units of two constraints and two variables (one in W₁, one in
+    /// W₂), between a variable before them and one after: unit u's i-th
+    /// row is row i·4 + u, its j-th variable of a part that part's column
+    /// j·4 + u, the others after them; the witness the prover arranges
+    /// satisfies the shape so laid out, and a part committed early is
+    /// placed in the same order.
+    #[test]
+    fn units_are_laid_side_by_side() {
+        fn record<CS: PhasedCs<F>>(cs: &mut CS) {
+            cs.set_region(Region::First);
+            let before = cs.alloc(|| "before", || Ok(F::from(5u64))).unwrap();
+            for u in 0..4u64 {
+                in_unit("u", u as usize, || {
+                    let a = cs.alloc(|| format!("a{u}"), || Ok(F::from(u + 1))).unwrap();
+                    let b = after_challenges(|| cs.alloc(|| format!("b{u}"), || Ok(F::from(2 * u + 2)))).unwrap();
+                    cs.enforce(|| "b = 2a", |lc| lc + a, |lc| lc + (F::from(2u64), CS::one()), |lc| lc + b);
+                    cs.enforce(|| "a·5 = 5a", |lc| lc + a, |lc| lc + before, |lc| lc + (F::from(5 * (u + 1)), CS::one()));
+                });
+            }
+            let after = cs.alloc(|| "after", || Ok(F::from(25u64))).unwrap();
+            cs.enforce(|| "after", |lc| lc + before, |lc| lc + before, |lc| lc + after);
+        }
+        let mut shape = ShapeRecorder::<F>::new(2);
+        record(&mut shape);
+        let (s, lay, units) = shape.into_grouped_shape::<E>().unwrap();
+        assert_eq!(units.rows, RowGroups(vec![(2, 2)]));
+        assert_eq!((lay.first, lay.second), (6, 4));
+        // W = W₂ (b₀…b₃, padded to 4) ‖ W₁ (a₀…a₃ side by side, then before, after)
+        assert_eq!(units.columns.0[0], vec![4, 0, 1, 2, 3, 5]);
+        assert!(units.columns.0[1].is_empty(), "the units' b are W₂'s order already");
+        // row i·4 + u is unit u's i-th constraint: its A reads a_u, at column 4 + u
+        for u in 0..4 {
+            let (row0, row1) = (&s.A().indices[s.A().indptr[u]..s.A().indptr[u + 1]], u + 4);
+            assert_eq!(row0, &[4 + u], "unit {u}'s first row");
+            assert_eq!(s.A().indices[s.A().indptr[row1]], 4 + u, "unit {u}'s second row");
+        }
+        let mut wit = WitnessRecorder::<F>::new(2);
+        record(&mut wit);
+        let w = wit.witness_in(&lay, &units.columns).unwrap();
+        assert_eq!(w, [2u64, 4, 6, 8, 1, 2, 3, 4, 5, 25].map(F::from).to_vec());
+        let z = [w.clone(), vec![F::from(1u64)]].concat();
+        let (a, b, c) = (s.A().multiply_vec(&z), s.B().multiply_vec(&z), s.C().multiply_vec(&z));
+        assert!(a.iter().zip(&b).zip(&c).all(|((a, b), c)| *a * b == *c), "the arranged witness satisfies the shape");
+        let w1: Vec<F> = wit.first_values().copied().collect();
+        assert_eq!(units.columns.place(0, &w1).unwrap(), w[4..].to_vec());
+        // a late value (the last of W₁) moved among the ones committed first is refused
+        let moved = ColumnOrder([vec![5, 0, 1, 2, 3, 4], vec![], vec![]]);
+        assert!(moved.place(0, &w1[..5]).is_err());
     }
 }

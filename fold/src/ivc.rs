@@ -102,15 +102,20 @@ impl<E: Engine + 'static> Precommitment<E> {
 /// committing is an MSM, so a prover may commit one fold while it
 /// synthesises the next.
 pub struct FirstPhase<E: Engine> {
-    now: Vec<E::Scalar>,
+    // W₁ less its late values, in its columns' order (`Params::units1`)
+    placed: Vec<E::Scalar>,
+    // the fingerprint's key and the fingerprint (allocation order)
+    key: E::Scalar,
+    fingerprint: E::Scalar,
     pending: usize,
     late_column: usize,
 }
 
 /// A fold's W₂ synthesised and not yet committed ([`Ivc::synthesize_second`]).
 pub struct SecondPhase<E: Engine> {
-    w2: Vec<E::Scalar>,
-    key: E::Scalar,
+    // W₂ in its columns' order, and its fingerprint (allocation order)
+    placed: Vec<E::Scalar>,
+    fingerprint: E::Scalar,
 }
 
 impl<E: Engine> Precommitment<E> {
@@ -299,12 +304,11 @@ where
     /// Commit a synthesised first phase (blind, fingerprint key drawn here).
     pub fn commit_first(pp: &Params<E1, E2>, first: FirstPhase<E1>) -> Precommitment<E1> {
         let blind = E1::Scalar::random(&mut OsRng);
-        let key = E1::Scalar::random(&mut OsRng);
         Precommitment {
-            comm: commit_first::<E1>(&pp.ck1, &pp.layout1, &first.now, &blind),
+            comm: commit_first::<E1>(&pp.ck1, &pp.layout1, &first.placed, &blind),
             blind,
-            key,
-            fingerprint: fingerprint(key, first.now.iter()),
+            key: first.key,
+            fingerprint: first.fingerprint,
             pending: first.pending,
             late_column: first.late_column,
             second: None,
@@ -353,9 +357,12 @@ where
         }
         let mut now = w1;
         now.truncate(now.len() - defer);
+        let key = E1::Scalar::random(&mut OsRng);
         let pre = FirstPhase {
             late_column: pp.layout1.first_offset() + now.len(),
-            now,
+            placed: pp.units1.columns.place(0, &now)?,
+            key,
+            fingerprint: fingerprint(key, now.iter()),
             pending: defer,
         };
         if !want_next {
@@ -450,7 +457,13 @@ where
             .iter()
             .map(|v| v.get_value().ok_or(FoldError::Synthesis("a missing output".into())))
             .collect::<Result<Vec<_>>>()?;
-        Ok((SecondPhase { w2, key: pre.key }, next))
+        Ok((
+            SecondPhase {
+                placed: pp.units1.columns.place(1, &w2)?,
+                fingerprint: fingerprint(pre.key, w2.iter()),
+            },
+            next,
+        ))
     }
 
     /// Commit a synthesised second phase: the comm_W₂ to attach to its
@@ -458,9 +471,9 @@ where
     pub fn commit_second(pp: &Params<E1, E2>, second: SecondPhase<E1>) -> SecondCommitment<E1> {
         let blind = E1::Scalar::random(&mut OsRng);
         SecondCommitment {
-            comm: commit_at::<E1>(&pp.ck1, pp.layout1.second_offset(), &second.w2, &blind),
+            comm: commit_at::<E1>(&pp.ck1, pp.layout1.second_offset(), &second.placed, &blind),
             blind,
-            fingerprint: fingerprint(second.key, second.w2.iter()),
+            fingerprint: second.fingerprint,
         }
     }
 
@@ -817,7 +830,7 @@ where
     E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
     E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
-    let w = cs.witness(&pp.layout1)?;
+    let w = cs.witness_in(&pp.layout1, &pp.units1.columns)?;
     let x = cs.public().to_vec();
     let (comm_w, blinds) = match pre {
         None => {

@@ -67,7 +67,7 @@ mod forge;
 #[cfg(test)]
 mod tests;
 
-pub use cs::{after_challenges, after_late_challenges, is_after_challenges};
+pub use cs::{after_challenges, after_late_challenges, current_unit, in_unit, is_after_challenges, with_unit, RowGroups, UnitTag};
 pub use compress::{BoundsDegree, CompressedProof, Masks, ProverKey, VerifierKey};
 pub use spartan::Compressor;
 pub use error::{FoldError, Result};

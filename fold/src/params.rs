@@ -4,7 +4,7 @@
 //! these circuits.
 
 use crate::augmented::{synthesize_primary, synthesize_secondary, Config};
-use crate::cs::{ShapeRecorder, WitnessLayout};
+use crate::cs::{ShapeRecorder, Units, WitnessLayout};
 use crate::error::{FoldError, Result};
 use crate::hash::HASH_BITS;
 use crate::instance::CommitmentKey;
@@ -144,6 +144,9 @@ where
     pub(crate) cfg: Config,
     pub(crate) shape1: R1CSShape<E1>,
     pub(crate) layout1: WitnessLayout,
+    /// The primary's units: its rows' groups (how its verifying key is
+    /// written) and where its parts' variables sit.
+    pub(crate) units1: Units,
     pub(crate) shape2: R1CSShape<E2>,
     #[serde(serialize_with = "crate::rawkey::ck::serialize::<E1, _>")]
     #[serde(deserialize_with = "crate::rawkey::ck::deserialize::<E1, _>")]
@@ -156,7 +159,8 @@ where
     pub(crate) ro: RoSet<E1, E2>,
 }
 
-/// The two circuits' shapes for a step circuit.
+/// The two circuits' shapes for a step circuit, the primary's rows and
+/// variables in their recorded order.
 pub fn shapes<E1, E2, C>(
     cfg: &Config,
     step: &C,
@@ -166,13 +170,43 @@ where
     E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
     C: StepCircuit<E1::Scalar>,
 {
+    shapes_of(cfg, step, false).map(|(s1, layout, _, s2)| (s1, layout, s2))
+}
+
+/// [`shapes`] with the primary's units ([`crate::in_unit`]).
+pub fn grouped_shapes<E1, E2, C>(
+    cfg: &Config,
+    step: &C,
+) -> Result<(R1CSShape<E1>, WitnessLayout, Units, R1CSShape<E2>)>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
+    C: StepCircuit<E1::Scalar>,
+{
+    shapes_of(cfg, step, true)
+}
+
+/// Both shapes, the primary's units laid out where `group` says.
+fn shapes_of<E1, E2, C>(
+    cfg: &Config,
+    step: &C,
+    group: bool,
+) -> Result<(R1CSShape<E1>, WitnessLayout, Units, R1CSShape<E2>)>
+where
+    E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
+    E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
+    C: StepCircuit<E1::Scalar>,
+{
     let ro = RoSet::<E1, E2>::default();
     let cs = record_primary(&ro, cfg, step, ShapeRecorder::new(cfg.primary_parts()))?;
-    let (s1, layout) = cs.into_shape::<E1>()?;
+    let (s1, layout, units) = match group {
+        true => cs.into_grouped_shape::<E1>()?,
+        false => cs.into_shape::<E1>().map(|(s, l)| (s, l, Units::default()))?,
+    };
     let mut cs = ShapeRecorder::<E2::Scalar>::new(1);
     synthesize_secondary::<E1, _>(&mut cs, cfg, ro.c1(), None)?;
     let (s2, _) = cs.into_shape::<E2>()?;
-    Ok((s1, layout, s2))
+    Ok((s1, layout, units, s2))
 }
 
 /// The primary's witness columns, each named by its variable's namespace
@@ -411,10 +445,10 @@ where
         make_ck1: impl FnOnce(usize) -> Result<CommitmentKey<E1>>,
     ) -> Result<Self> {
         let cfg = config(step, mode)?;
-        let (s1, layout1, s2) = shapes::<E1, E2, C>(&cfg, step)?;
+        let (s1, layout1, groups1, s2) = grouped_shapes::<E1, E2, C>(&cfg, step)?;
         let ck1 = make_ck1(s1.num_cons().max(s1.num_vars()).max(hint1(&s1)))?;
         let ck2 = R1CSShape::commitment_key(&[&s2], &[hint2])?;
-        Ok(Self::assemble(cfg, s1, layout1, s2, ck1, ck2))
+        Ok(Self::assemble(cfg, (s1, layout1, groups1), s2, ck1, ck2))
     }
 
     /// Parameters whose primary commitment key comes from the
@@ -430,16 +464,15 @@ where
         E1::GE: nova_snark::provider::traits::PairingGroup,
     {
         let cfg = config(step, mode)?;
-        let (s1, layout1, s2) = shapes::<E1, E2, C>(&cfg, step)?;
+        let (s1, layout1, groups1, s2) = grouped_shapes::<E1, E2, C>(&cfg, step)?;
         let ck1 = R1CSShape::commitment_key_from_ptau_dir(&[&s1], &[hint1], dir)?;
         let ck2 = R1CSShape::commitment_key(&[&s2], &[hint2])?;
-        Ok(Self::assemble(cfg, s1, layout1, s2, ck1, ck2))
+        Ok(Self::assemble(cfg, (s1, layout1, groups1), s2, ck1, ck2))
     }
 
     pub(crate) fn assemble(
         cfg: Config,
-        shape1: R1CSShape<E1>,
-        layout1: WitnessLayout,
+        (shape1, layout1, units1): (R1CSShape<E1>, WitnessLayout, Units),
         shape2: R1CSShape<E2>,
         ck1: CommitmentKey<E1>,
         ck2: CommitmentKey<E2>,
@@ -449,6 +482,7 @@ where
             cfg,
             shape1,
             layout1,
+            units1,
             shape2,
             ck1,
             ck2,

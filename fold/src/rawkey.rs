@@ -98,6 +98,7 @@ impl<E: Engine> LazyKey<E> {
 }
 
 /// Bytes written as one byte string (serde writes a `Vec<u8>` element by element).
+#[derive(Clone)]
 pub(crate) struct Raw(pub(crate) Vec<u8>);
 
 impl Serialize for Raw {

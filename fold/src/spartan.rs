@@ -25,6 +25,7 @@
 //! Spartan and nova-snark's own for MicroSpartan (`ppsnark`), whose key
 //! holds commitments instead of matrices.
 
+use crate::cs::RowGroups;
 use crate::error::{FoldError, Result};
 use crate::instance::CommitmentKey;
 use crate::rawkey::{LazyKey, Raw};
@@ -56,8 +57,9 @@ pub trait Compressor<E: Engine>: RelaxedR1CSSNARKTrait<E> {
     /// What a verifying key file holds for this SNARK.
     type Vk: Serialize + DeserializeOwned + Send + Sync;
 
-    /// nova-snark's setup, the verifier's key as zkstep writes it.
-    fn keys(ck: &CommitmentKey<E>, shape: &R1CSShape<E>) -> Result<(Self::ProverKey, Self::Vk)>;
+    /// nova-snark's setup, the verifier's key as zkstep writes it (with
+    /// the shape's rows' unit groups, where its key can use them).
+    fn keys(ck: &CommitmentKey<E>, shape: &R1CSShape<E>, groups: &RowGroups) -> Result<(Self::ProverKey, Self::Vk)>;
 
     /// Check the proof of `u`.
     fn check(&self, vk: &Self::Vk, u: &RelaxedR1CSInstance<E>) -> Result<()>;
@@ -67,7 +69,7 @@ pub trait Compressor<E: Engine>: RelaxedR1CSSNARKTrait<E> {
 impl<E: Engine, EE: EvaluationEngineTrait<E>> Compressor<E> for ppsnark::RelaxedR1CSSNARK<E, EE> {
     type Vk = <Self as RelaxedR1CSSNARKTrait<E>>::VerifierKey;
 
-    fn keys(ck: &CommitmentKey<E>, shape: &R1CSShape<E>) -> Result<(Self::ProverKey, Self::Vk)> {
+    fn keys(ck: &CommitmentKey<E>, shape: &R1CSShape<E>, _: &RowGroups) -> Result<(Self::ProverKey, Self::Vk)> {
         Ok(Self::setup(ck, shape)?)
     }
 
@@ -80,7 +82,7 @@ impl<E: Engine, EE: EvaluationEngineTrait<E>> Compressor<E> for ppsnark::Relaxed
 impl<E: Engine, EE: EeStore<E>> Compressor<E> for snark::RelaxedR1CSSNARK<E, EE> {
     type Vk = SpartanVk<E, EE>;
 
-    fn keys(ck: &CommitmentKey<E>, shape: &R1CSShape<E>) -> Result<(Self::ProverKey, Self::Vk)> {
+    fn keys(ck: &CommitmentKey<E>, shape: &R1CSShape<E>, groups: &RowGroups) -> Result<(Self::ProverKey, Self::Vk)> {
         let (pk, vk) = Self::setup(ck, shape)?;
         let (_, ee) = EE::setup(ck)?;
         let padded = shape.pad();
@@ -96,7 +98,7 @@ impl<E: Engine, EE: EeStore<E>> Compressor<E> for snark::RelaxedR1CSSNARK<E, EE>
             pk,
             SpartanVk {
                 digest: vk.digest(),
-                matrices: Matrices::of(&padded)?,
+                matrices: Matrices::of(&padded, groups)?,
                 stored,
                 ee,
             },
@@ -327,14 +329,122 @@ pub struct Matrices<F> {
     num_io: usize,
     // distinct values; 0 and 1 are ONE and −ONE, the cheap ones
     values: Vec<F>,
+    // every entry not in a block
     abc: [Csr; 3],
+    blocks: Vec<Block>,
 }
 
 /// One matrix's rows.
+#[derive(Default)]
 struct Csr {
     starts: Vec<u32>,
     cols: Vec<u32>,
     vals: Vec<u32>,
+}
+
+/// A group of U = 2ᵏ units' rows ([`RowGroups`]): unit u's i-th row is
+/// base + i·U + u. An entry at the same place of row i in every unit, with
+/// the same value, is written once, its column a *class*: the U columns
+/// (one a unit) it reads. So Σᵤ eq(r_x, base + i·U + u)·eq(r_y, class[u])
+/// = eq(r_x's high bits, base/U + i)·Σᵤ eq(r_x's low k bits, u)·eq(r_y, class[u]):
+/// one unit's entries and one sum a class, not U units' entries.
+struct Block {
+    log_u: u32,
+    base: usize,
+    rows: usize,
+    // U columns a class
+    classes: Vec<u32>,
+    // `rows` rows each, a column being a class
+    abc: [Csr; 3],
+}
+
+impl Csr {
+    /// Rows `rows` of the U = `u` units from `base`, each entry at the same
+    /// place with the same value in every unit, as block rows (columns:
+    /// classes, interned in `classes`); marks the entries it takes.
+    fn gather(
+        &self,
+        (base, u, rows): (usize, usize, usize),
+        classes: &mut (Vec<u32>, std::collections::HashMap<Vec<u32>, u32>),
+        taken: &mut [bool],
+    ) -> Csr {
+        let mut out = Csr { starts: vec![0], ..Default::default() };
+        for i in 0..rows {
+            let at: Vec<(usize, usize)> = (0..u)
+                .map(|x| {
+                    let r = base + i * u + x;
+                    (self.starts[r] as usize, self.starts[r + 1] as usize)
+                })
+                .collect();
+            let len = at[0].1 - at[0].0;
+            if at.iter().all(|(a, b)| b - a == len) {
+                for p in 0..len {
+                    let v = self.vals[at[0].0 + p];
+                    if at.iter().any(|(a, _)| self.vals[a + p] != v) {
+                        continue;
+                    }
+                    let class: Vec<u32> = at.iter().map(|(a, _)| self.cols[a + p]).collect();
+                    let next = classes.1.len() as u32;
+                    let id = *classes.1.entry(class.clone()).or_insert_with(|| {
+                        classes.0.extend_from_slice(&class);
+                        next
+                    });
+                    out.cols.push(id);
+                    out.vals.push(v);
+                    for (a, _) in &at {
+                        taken[a + p] = true;
+                    }
+                }
+            }
+            out.starts.push(out.cols.len() as u32);
+        }
+        out
+    }
+
+    /// The rows without the entries marked.
+    fn without(&self, taken: &[bool]) -> Csr {
+        let mut out = Csr { starts: vec![0], ..Default::default() };
+        for w in self.starts.windows(2) {
+            let row = w[0] as usize..w[1] as usize;
+            for ((c, v), t) in self.cols[row.clone()].iter().zip(&self.vals[row.clone()]).zip(&taken[row]) {
+                if !t {
+                    out.cols.push(*c);
+                    out.vals.push(*v);
+                }
+            }
+            out.starts.push(out.cols.len() as u32);
+        }
+        out
+    }
+}
+
+/// What a block's class costs, in additions (as [`cost`]): nothing for
+/// one column read by every unit, two multiplications for U consecutive
+/// columns from a multiple of U (the units' own variables laid side by
+/// side, [`crate::cs::ColumnOrder`]), else one a unit and one more.
+fn class_cost(c: &[u32]) -> usize {
+    if c.iter().all(|x| *x == c[0]) {
+        0
+    } else if interleaved(c) {
+        8
+    } else {
+        4 * c.len() + 4
+    }
+}
+
+/// Whether a class is U consecutive columns from a multiple of U.
+fn interleaved(c: &[u32]) -> bool {
+    (c[0] as usize).is_multiple_of(c.len()) && c.iter().enumerate().all(|(u, x)| *x as usize == c[0] as usize + u)
+}
+
+/// What evaluating an entry costs, in additions: a ±1 adds, another value
+/// multiplies (≈ 4 additions with its table lookup).
+fn cost(v: u32) -> usize {
+    if v < 2 {
+        1
+    } else {
+        4
+    }
 }
 
 /// The largest padded shape a key may declare (2²⁸ rows: far past any fold
@@ -342,7 +452,7 @@ struct Csr {
 const MAX_LOG: u32 = 28;
 
 impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
-    fn of<E: Engine<Scalar = F>>(s: &R1CSShape<E>) -> Result<Self> {
+    fn of<E: Engine<Scalar = F>>(s: &R1CSShape<E>, groups: &RowGroups) -> Result<Self> {
         let mut values = vec![F::ONE, -F::ONE];
         let mut index = std::collections::HashMap::<[u8; 32], u32>::new();
         let key = |v: &F| {
@@ -373,13 +483,38 @@ impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
                 .collect();
             Ok(Csr { starts, cols, vals })
         };
-        let abc = [csr(s.A())?, csr(s.B())?, csr(s.C())?];
+        let mut abc = [csr(s.A())?, csr(s.B())?, csr(s.C())?];
+        let mut blocks = vec![];
+        for (base, u, rows) in groups.placed() {
+            if base + u * rows > s.num_cons() {
+                return Err(internal("row groups past the shape's rows"));
+            }
+            let mut classes = (vec![], std::collections::HashMap::new());
+            let mut taken: Vec<Vec<bool>> = abc.iter().map(|m| vec![false; m.cols.len()]).collect();
+            let block: Vec<Csr> =
+                abc.iter().zip(&mut taken).map(|(m, t)| m.gather((base, u, rows), &mut classes, t)).collect();
+            // kept only where one unit's entries and rows and the classes
+            // cost clearly less than every unit's entries and rows (a row:
+            // one multiplication a matrix; measured, two units of π_merge
+            // at N = 64 cost more than the cost below says)
+            let once: usize = block.iter().flat_map(|m| m.vals.iter().map(|v| cost(*v))).sum::<usize>() + 12 * rows;
+            let varying: usize = classes.0.chunks(u).map(class_cost).sum();
+            if 4 * (once + varying) >= 3 * once * u {
+                continue;
+            }
+            for (m, t) in abc.iter_mut().zip(&taken) {
+                *m = m.without(t);
+            }
+            let [a, b, c]: [Csr; 3] = block.try_into().map_err(|_| internal("three matrices"))?;
+            blocks.push(Block { log_u: u.trailing_zeros(), base, rows, classes: classes.0, abc: [a, b, c] });
+        }
         Ok(Matrices {
             num_cons: s.num_cons(),
             num_vars: s.num_vars(),
             num_io: s.num_io(),
             values,
             abc,
+            blocks,
         })
     }
 
@@ -406,7 +541,7 @@ impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
             },
         );
         let nv = self.num_vars;
-        let one = |m: &Csr| -> F {
+        let plain = |m: &Csr| -> F {
             let (w, x) = hi
                 .par_iter()
                 .enumerate()
@@ -440,6 +575,100 @@ impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
                 .reduce(|| (F::ZERO, F::ZERO), |a, b| (a.0 + b.0, a.1 + b.1));
             (F::ONE - r0) * w + r0 * x
         };
+        let mut out = [plain(&self.abc[0]), plain(&self.abc[1]), plain(&self.abc[2])];
+        for b in &self.blocks {
+            let e = b.evaluate(r_x, r_y, &ty, nv, &hi, &self.values);
+            for (o, v) in out.iter_mut().zip(e) {
+                *o += v;
+            }
+        }
+        out
+    }
+}
+
+impl Block {
+    /// The block's share of Ã, B̃, C̃ at (r_x, r_y) (the struct's header):
+    /// `ty` is eq(r_y[1..], ·) over `nv` columns, `hi` eq(r_x[..n/2], ·).
+    fn evaluate<F: PrimeField>(&self, r_x: &[F], r_y: &[F], ty: &[F], nv: usize, hi: &[F], values: &[F]) -> [F; 3] {
+        let r0 = r_y[0];
+        let (n, k) = (r_x.len(), self.log_u as usize);
+        let u = 1usize << k;
+        // eq(r_x[..n − k], m) for the block's rows m = base/U + i
+        let split = n / 2;
+        let first = self.base >> k;
+        let high: Vec<F> = if n - k >= split {
+            let lo = EqPolynomial::evals_from_points(&r_x[split..n - k]);
+            let bits = n - k - split;
+            (first..first + self.rows).map(|m| hi[m >> bits] * lo[m & ((1 << bits) - 1)]).collect()
+        } else {
+            let t = EqPolynomial::evals_from_points(&r_x[..n - k]);
+            t[first..first + self.rows].to_vec()
+        };
+        let low = EqPolynomial::evals_from_points(&r_x[n - k..]);
+        // a class of U consecutive columns from c₀ = a multiple of U:
+        // Σᵤ eq(r_x's low bits, u)·eq(r_y', c₀ + u) = g·eq(r_y', c₀), with
+        // g = Πᵦ (x_b·y_b + (1 − x_b)(1 − y_b)) / Πᵦ (1 − y_b) over the k
+        // low bits x of r_x and y of r_y' = r_y[1..] (eq(r_y', c₀) has
+        // eq(y, 0) = Πᵦ (1 − y_b) for its low bits)
+        let m = nv.trailing_zeros() as usize;
+        let r_w = &r_y[1..];
+        let g: Option<F> = (k <= m && r_w.len() == m)
+            .then(|| {
+                let (x, y) = (&r_x[n - k..], &r_w[m - k..]);
+                let f: F = x.iter().zip(y).map(|(a, b)| *a * b + (F::ONE - a) * (F::ONE - b)).product();
+                let z: F = y.iter().map(|b| F::ONE - b).product();
+                Option::<F>::from(z.invert()).map(|zi| f * zi)
+            })
+            .flatten();
+        let y = |c: u32| {
+            let c = c as usize;
+            if c < nv {
+                (F::ONE - r0) * ty[c]
+            } else {
+                r0 * ty[c - nv]
+            }
+        };
+        // a class's Σᵤ eq(low, u)·eq(r_y, class[u]); Σᵤ eq(low, u) = 1
+        let t: Vec<F> = self
+            .classes
+            .par_chunks(u)
+            .map(|c| {
+                if c.iter().all(|x| *x == c[0]) {
+                    return y(c[0]);
+                }
+                if let Some(g) = g.filter(|_| interleaved(c)) {
+                    return g * y(c[0]);
+                }
+                let mut s = [F::ZERO; 2];
+                for (col, e) in c.iter().zip(&low) {
+                    let col = *col as usize;
+                    if col < nv {
+                        s[0] += *e * ty[col];
+                    } else {
+                        s[1] += *e * ty[col - nv];
+                    }
+                }
+                (F::ONE - r0) * s[0] + r0 * s[1]
+            })
+            .collect();
+        let one = |m: &Csr| -> F {
+            m.starts
+                .par_windows(2)
+                .zip(high.par_iter())
+                .map(|(w, h)| {
+                    let mut acc = F::ZERO;
+                    for k in w[0] as usize..w[1] as usize {
+                        let v = t[m.cols[k] as usize];
+                        match m.vals[k] {
+                            0 => acc += v,
+                            1 => acc -= v,
+                            x => acc += values[x as usize] * v,
+                        }
+                    }
+                    acc * h
+                })
+                .sum()
+        };
         [one(&self.abc[0]), one(&self.abc[1]), one(&self.abc[2])]
     }
 }
@@ -460,20 +689,40 @@ impl<F: PrimeField + Serialize> Serialize for Matrices<F> {
             }
             Raw(out)
         };
+        let classes = |c: &[u32]| {
+            let mut out = Vec::with_capacity(c.len() * 2);
+            let mut last = 0i64;
+            for x in c {
+                varint(&mut out, zigzag(i64::from(*x) - last));
+                last = i64::from(*x);
+            }
+            Raw(out)
+        };
+        let blocks: Vec<_> = self
+            .blocks
+            .iter()
+            .map(|b| {
+                (b.log_u, b.base as u64, b.rows as u64, classes(&b.classes), [enc(&b.abc[0]), enc(&b.abc[1]), enc(&b.abc[2])])
+            })
+            .collect();
         (
             self.num_cons as u64,
             self.num_vars as u64,
             self.num_io as u64,
             &self.values,
             [enc(&self.abc[0]), enc(&self.abc[1]), enc(&self.abc[2])],
+            blocks,
         )
             .serialize(s)
     }
 }
 
-/// A [`Matrices`] as written: rows, variables, inputs, the value table and
-/// the three matrices' bytes.
-type Parts<'a, F> = (u64, u64, u64, Vec<F>, [Bytes<'a>; 3]);
+/// A [`Matrices`] as written: rows, variables, inputs, the value table,
+/// the three matrices' bytes and the blocks (log₂ U, first row, rows a
+/// unit, the classes' columns as zig-zag varint deltas, the three
+/// matrices' bytes with classes for columns).
+type Parts<'a, F> = (u64, u64, u64, Vec<F>, [Bytes<'a>; 3], Vec<BlockParts<'a>>);
+type BlockParts<'a> = (u32, u64, u64, Bytes<'a>, [Bytes<'a>; 3]);
 
 /// A byte string, borrowed from the input where the deserializer can lend
 /// it (postcard's `from_bytes` can: a key's matrices are not copied).
@@ -509,7 +758,7 @@ impl<'de, F: PrimeField + DeserializeOwned> Deserialize<'de> for Matrices<F> {
 
 impl<F: PrimeField> Matrices<F> {
     /// The matrices from their parts as written, every entry checked.
-    fn decode((nc, nv, ni, values, abc): Parts<'_, F>) -> std::result::Result<Self, String> {
+    fn decode((nc, nv, ni, values, abc, blocks): Parts<'_, F>) -> std::result::Result<Self, String> {
         let bad = |what: &str| format!("Spartan's matrices: {what}");
         let pow2 = |n: u64| n.is_power_of_two() && n.trailing_zeros() <= MAX_LOG;
         // a regular padded shape: its IO (with u) within the variables'
@@ -521,7 +770,8 @@ impl<F: PrimeField> Matrices<F> {
         // at least half its variables, each in an entry of at least two
         // bytes, so more variables than bytes is no real key (and must not
         // make the verifier allocate gigabytes)
-        let bytes: u64 = abc.iter().map(|m| m.0.len() as u64).sum();
+        let bytes: u64 = abc.iter().map(|m| m.0.len() as u64).sum::<u64>()
+            + blocks.iter().map(|b| b.3 .0.len() as u64 + b.4.iter().map(|m| m.0.len() as u64).sum::<u64>()).sum::<u64>();
         if nv > bytes.max(1 << 10) {
             return Err(bad(&format!("{nv} variables in {bytes} bytes of matrices")));
         }
@@ -530,52 +780,102 @@ impl<F: PrimeField> Matrices<F> {
         }
         let width = nv + 1 + ni;
         let values_len = values.len() as u64;
-        // the three matrices decode side by side
-        let dec = |b: &[u8]| -> std::result::Result<Csr, String> {
-            let bad = |what: &str| what.to_string();
-            // every row takes at least a byte and every entry two
-            if nc as usize > b.len() {
-                return Err(bad("fewer bytes than rows"));
-            }
-            let mut r = Reader { b, at: 0 };
-            let mut starts = Vec::with_capacity(nc as usize + 1);
-            let (mut cols, mut vals) = (Vec::with_capacity(b.len() / 3), Vec::with_capacity(b.len() / 3));
-            starts.push(0u32);
-            let mut last = 0i64;
-            for _ in 0..nc {
-                let n = r.next().ok_or_else(|| bad("truncated"))?;
-                if n > (b.len() - r.at) as u64 / 2 {
-                    return Err(bad("a row longer than its bytes"));
-                }
-                for _ in 0..n {
-                    let dc = r.next().ok_or_else(|| bad("truncated"))?;
-                    let c = last + unzigzag(dc);
-                    let v = r.next().ok_or_else(|| bad("truncated"))?;
-                    if c < 0 || c as u64 >= width || v >= values_len {
-                        return Err(bad("an entry outside the matrix or the value table"));
-                    }
-                    cols.push(c as u32);
-                    vals.push(v as u32);
-                    last = c;
-                }
-                starts.push(cols.len() as u32);
-            }
-            if r.at != b.len() {
-                return Err(bad("bytes past the last row"));
-            }
-            Ok(Csr { starts, cols, vals })
-        };
         let [a, b, c] = &abc;
+        let dec = |b: &[u8]| decode_csr(b, nc, width, values_len);
         let (a, (b, c)) = rayon::join(|| dec(&a.0), || rayon::join(|| dec(&b.0), || dec(&c.0)));
         let csr = |m: std::result::Result<Csr, String>| m.map_err(|e| bad(&e));
+        let abc = [csr(a)?, csr(b)?, csr(c)?];
+        let mut end = 0u64;
+        let blocks = blocks
+            .into_iter()
+            .map(|(k, base, rows, classes, m)| {
+                // groups in order, each at a multiple of its U, within the rows
+                let fits = (1..=MAX_LOG).contains(&k)
+                    && rows > 0
+                    && base >= end
+                    && base % (1 << k) == 0
+                    && rows.checked_shl(k).and_then(|r| r.checked_add(base)).is_some_and(|e| e <= nc);
+                if !fits {
+                    return Err(bad(&format!("a block of 2^{k} units of {rows} rows at row {base}")));
+                }
+                end = base + (rows << k);
+                let classes = decode_classes(&classes.0, 1 << k, width).map_err(|e| bad(&e))?;
+                let n = (classes.len() >> k) as u64;
+                let dec = |b: &[u8]| decode_csr(b, rows, n, values_len).map_err(|e| bad(&format!("a block: {e}")));
+                Ok(Block {
+                    log_u: k,
+                    base: base as usize,
+                    rows: rows as usize,
+                    classes,
+                    abc: [dec(&m[0].0)?, dec(&m[1].0)?, dec(&m[2].0)?],
+                })
+            })
+            .collect::<std::result::Result<Vec<_>, String>>()?;
         Ok(Matrices {
             num_cons: nc as usize,
             num_vars: nv as usize,
             num_io: ni as usize,
-            abc: [csr(a)?, csr(b)?, csr(c)?],
+            abc,
             values,
+            blocks,
         })
     }
+}
+
+/// `rows` rows of a matrix as written, every entry within `width` columns
+/// and the value table.
+fn decode_csr(b: &[u8], rows: u64, width: u64, values_len: u64) -> std::result::Result<Csr, String> {
+    let bad = |what: &str| what.to_string();
+    // every row takes at least a byte and every entry two
+    if rows > b.len() as u64 {
+        return Err(bad("fewer bytes than rows"));
+    }
+    let mut r = Reader { b, at: 0 };
+    let mut starts = Vec::with_capacity(rows as usize + 1);
+    let (mut cols, mut vals) = (Vec::with_capacity(b.len() / 3), Vec::with_capacity(b.len() / 3));
+    starts.push(0u32);
+    let mut last = 0i64;
+    for _ in 0..rows {
+        let n = r.next().ok_or_else(|| bad("truncated"))?;
+        if n > (b.len() - r.at) as u64 / 2 {
+            return Err(bad("a row longer than its bytes"));
+        }
+        for _ in 0..n {
+            let dc = r.next().ok_or_else(|| bad("truncated"))?;
+            let c = last + unzigzag(dc);
+            let v = r.next().ok_or_else(|| bad("truncated"))?;
+            if c < 0 || c as u64 >= width || v >= values_len {
+                return Err(bad("an entry outside the matrix or the value table"));
+            }
+            cols.push(c as u32);
+            vals.push(v as u32);
+            last = c;
+        }
+        starts.push(cols.len() as u32);
+    }
+    if r.at != b.len() {
+        return Err(bad("bytes past the last row"));
+    }
+    Ok(Csr { starts, cols, vals })
+}
+
+/// A block's classes as written: U columns a class, each within `width`.
+fn decode_classes(b: &[u8], u: usize, width: u64) -> std::result::Result<Vec<u32>, String> {
+    let mut r = Reader { b, at: 0 };
+    let mut out = Vec::with_capacity(b.len());
+    let mut last = 0i64;
+    while r.at < b.len() {
+        let c = last + unzigzag(r.next().ok_or("a class's column truncated")?);
+        if c < 0 || c as u64 >= width {
+            return Err("a class's column outside the matrix".into());
+        }
+        out.push(c as u32);
+        last = c;
+    }
+    if out.len() % u != 0 {
+        return Err(format!("{} classes' columns, not a multiple of {u}", out.len()));
+    }
+    Ok(out)
 }
 
 fn zigzag(v: i64) -> u64 {
@@ -670,7 +970,7 @@ mod tests {
     fn case<E: Engine, S: Compressor<E>>(n: usize) -> Case<E, S> {
         let s = shape::<E>(n);
         let ck = R1CSShape::commitment_key(&[&s], &[&*S::ck_floor()]).unwrap();
-        let (pk, vk) = S::keys(&ck, &s).unwrap();
+        let (pk, vk) = S::keys(&ck, &s, &RowGroups::default()).unwrap();
         let (u, w) = random(&s, &ck);
         Case { s, ck, pk, vk, u, w }
     }
@@ -772,7 +1072,7 @@ mod tests {
         let good = bytes(&c.vk.matrices);
         let read = |b: &[u8]| postcard::from_bytes::<Matrices<<E1 as Engine>::Scalar>>(b);
         assert!(read(&good).is_ok());
-        type Parts = (u64, u64, u64, Vec<<E1 as Engine>::Scalar>, [Raw; 3]);
+        type Parts = (u64, u64, u64, Vec<<E1 as Engine>::Scalar>, [Raw; 3], Vec<(u32, u64, u64, Raw, [Raw; 3])>);
         let parts = || -> Parts { postcard::from_bytes(&good).unwrap() };
         let refused = |p: Parts, what: &str| {
             let e = read(&bytes(&p)).err().map(|e| e.to_string());
@@ -805,5 +1105,133 @@ mod tests {
         p.4[2].0[k + 2] = 0x7f;
         refused(p, "a value index past the table");
         assert!(read(&good[..good.len() - 1]).is_err());
+    }
+
+    /// A circuit of units ([`crate::in_unit`]): 11 units of one family
+    /// (groups 8 + 2, one left) and 3 of another (2, one left), each
+    /// reading its own variables, a shared one, the last unit's output (a
+    /// chain), and a combination that grows a unit (rows that differ),
+    /// beside rows of no unit. Returns the shape and its groups.
+    fn units_shape<E: Engine>() -> (R1CSShape<E>, RowGroups) {
+        use crate::cs::ShapeRecorder;
+        use nova_snark::frontend::{ConstraintSystem, LinearCombination};
+        type F<E> = <E as Engine>::Scalar;
+        let mut cs = ShapeRecorder::<F<E>>::new(1);
+        let one = ShapeRecorder::<F<E>>::one();
+        let shared = cs.alloc(|| "shared", || Ok(F::<E>::ONE)).unwrap();
+        let x = cs.alloc_input(|| "x", || Ok(F::<E>::ONE)).unwrap();
+        let (mut prev, mut grow) = (shared, LinearCombination::zero() + shared);
+        for (kind, units, extra) in [("a", 11, 8u64), ("b", 3, 2)] {
+            for t in 0..units {
+                crate::in_unit(kind, t, || {
+                    let a = cs.alloc(|| format!("a{t}"), || Ok(F::<E>::ONE)).unwrap();
+                    let b = cs.alloc(|| format!("b{t}"), || Ok(F::<E>::ONE)).unwrap();
+                    cs.enforce(|| "ab", |lc| lc + a + shared, |lc| lc + (F::<E>::from(3), b), |lc| lc + prev);
+                    cs.enforce(|| "grow", |lc| lc + &grow, |lc| lc + b, |lc| lc + a + x);
+                    for j in 0..extra {
+                        cs.enforce(
+                            || format!("mix{j}"),
+                            |lc| lc + (F::<E>::from(j + 7), a) + (F::<E>::from(j + 2), b) + shared,
+                            |lc| lc + one,
+                            |lc| lc + (F::<E>::from(j + 3), prev) - x,
+                        );
+                    }
+                    grow = grow.clone() + a;
+                    prev = b;
+                });
+            }
+        }
+        cs.enforce(|| "tail", |lc| lc + prev, |lc| lc + one, |lc| lc + shared);
+        let (s, _, units) = cs.into_grouped_shape::<E>().unwrap();
+        (s, units.rows)
+    }
+
+    /// Matrices with blocks evaluate as the plain ones at random points
+    /// (written and read back too), hold fewer entries, and Spartan's
+    /// proofs on the grouped shape verify against the grouped key.
+    #[test]
+    fn blocks_evaluate_as_every_units_entries() {
+        let (s, groups) = units_shape::<E1>();
+        assert_eq!(groups.0, vec![(3, 10), (1, 10), (1, 4)], "8 + 2 of the first family, 2 of the second");
+        let padded = s.pad();
+        let plain = Matrices::of(&padded, &RowGroups::default()).unwrap();
+        let grouped = Matrices::of(&padded, &groups).unwrap();
+        assert!(!grouped.blocks.is_empty(), "the group of 8 is kept");
+        let b = &grouped.blocks[0];
+        let u = 1 << b.log_u;
+        assert!(b.classes.chunks(u).any(interleaved), "the units' own variables side by side");
+        assert!(b.classes.chunks(u).any(|c| !interleaved(c) && c.iter().any(|x| *x != c[0])), "the chain's");
+        let entries = |m: &Matrices<_>| -> usize {
+            m.abc.iter().map(|x| x.cols.len()).sum::<usize>()
+                + m.blocks.iter().flat_map(|b| b.abc.iter().map(|x| x.cols.len())).sum::<usize>()
+        };
+        assert!(entries(&grouped) * 5 < entries(&plain) * 3, "{} against {}", entries(&grouped), entries(&plain));
+        let read: Matrices<_> = postcard::from_bytes(&bytes(&grouped)).unwrap();
+        let mut rng = rand::thread_rng();
+        let mut point = |n: usize| (0..n).map(|_| <E1 as Engine>::Scalar::random(&mut rng)).collect::<Vec<_>>();
+        for _ in 0..3 {
+            let r_x = point(padded.num_cons().trailing_zeros() as usize);
+            let r_y = point(padded.num_vars().trailing_zeros() as usize + 1);
+            let want = plain.evaluate(&r_x, &r_y);
+            assert_eq!(grouped.evaluate(&r_x, &r_y), want);
+            assert_eq!(read.evaluate(&r_x, &r_y), want);
+        }
+        // Spartan on the grouped shape against the grouped key
+        let ck = R1CSShape::commitment_key(&[&s], &[&*Sp1::ck_floor()]).unwrap();
+        let (pk, vk) = Sp1::keys(&ck, &s, &groups).unwrap();
+        let (u, w) = random(&s, &ck);
+        let p = Sp1::prove(&ck, &pk, &s, &u, &w).unwrap();
+        p.check(&vk, &u).unwrap();
+        let (other, _) = random(&s, &ck);
+        assert!(p.check(&vk, &other).is_err(), "another instance accepted");
+        let mut vk: SpartanVk<E1, Ee1> = postcard::from_bytes(&bytes(&vk)).unwrap();
+        let b = &mut vk.matrices.blocks[0];
+        let k = b.abc[0].vals.iter().position(|v| *v > 1).unwrap();
+        b.abc[0].vals[k] = 1 - (b.abc[0].vals[k] % 2);
+        assert!(p.check(&vk, &u).is_err(), "a block's value edited: accepted");
+    }
+
+    /// Blocks that overlap, sit off a multiple of their U, pass the rows,
+    /// have no rows, a class past the columns or a count of columns that is
+    /// not U a class, or an entry past the classes, are refused when read.
+    #[test]
+    fn hostile_blocks_are_refused() {
+        let (s, groups) = units_shape::<E1>();
+        let good = bytes(&Matrices::of(&s.pad(), &groups).unwrap());
+        let read = |b: &[u8]| postcard::from_bytes::<Matrices<<E1 as Engine>::Scalar>>(b);
+        assert!(read(&good).is_ok());
+        type Parts = (u64, u64, u64, Vec<<E1 as Engine>::Scalar>, [Raw; 3], Vec<(u32, u64, u64, Raw, [Raw; 3])>);
+        let parts = || -> Parts { postcard::from_bytes(&good).unwrap() };
+        let refused = |p: Parts, what: &str| {
+            assert!(read(&bytes(&p)).is_err(), "{what}: accepted");
+        };
+        assert!(!parts().5.is_empty());
+        let mut p = parts();
+        p.5[0].1 += 1;
+        refused(p, "a block off a multiple of its U");
+        let mut p = parts();
+        p.5[0].0 = 0;
+        refused(p, "a block of one unit");
+        let mut p = parts();
+        p.5[0].2 = 1 << 30;
+        refused(p, "a block past the rows");
+        let mut p = parts();
+        let b = p.5[0].clone();
+        p.5.push(b);
+        refused(p, "two blocks on the same rows");
+        let mut p = parts();
+        p.5[0].3 .0.push(2);
+        refused(p, "a class's column too many");
+        let mut p = parts();
+        p.5[0].3 .0.extend([0xfe, 0xff, 0xff, 0x7f]);
+        refused(p, "a class's column past the matrix");
+        let mut p = parts();
+        let m = &mut p.5[0].4[0].0;
+        let k = m.iter().position(|b| *b != 0).unwrap();
+        m[k + 1] = 0x7e;
+        refused(p, "an entry past the classes");
+        let mut p = parts();
+        p.5[0].4[1].0.pop();
+        refused(p, "a cut block");
     }
 }

@@ -400,7 +400,9 @@ impl<F: PrimeField> crate::StepCircuit<F> for Claim<F> {
             .a
             .iter()
             .enumerate()
-            .map(|(k, x)| AllocatedNum::alloc(cs.namespace(|| format!("a{k}")), || Ok(*x)))
+            // each value's work is a unit (crate::in_unit): its variables in
+            // all three parts laid out side by side with the other values'
+            .map(|(k, x)| crate::in_unit("claim", k, || AllocatedNum::alloc(cs.namespace(|| format!("a{k}")), || Ok(*x))))
             .collect::<Result<Vec<_>, _>>()?;
         Ok((z.to_vec(), a))
     }
@@ -419,9 +421,12 @@ impl<F: PrimeField> crate::StepCircuit<F> for Claim<F> {
         let mut t = vec![];
         let mut v = vec![];
         for (k, ak) in a.iter().enumerate() {
-            let tk = rho.mul(cs.namespace(|| format!("t{k}")), ak)?;
-            let vk = AllocatedNum::alloc(cs.namespace(|| format!("v{k}")), || {
-                v_vals.as_ref().map(|v| v[k]).ok_or(SynthesisError::AssignmentMissing)
+            let (tk, vk) = crate::in_unit("claim", k, || {
+                let tk = rho.mul(cs.namespace(|| format!("t{k}")), ak)?;
+                let vk = AllocatedNum::alloc(cs.namespace(|| format!("v{k}")), || {
+                    v_vals.as_ref().map(|v| v[k]).ok_or(SynthesisError::AssignmentMissing)
+                })?;
+                Ok::<_, SynthesisError>((tk, vk))
             })?;
             t.push(tk);
             v.push(vk);
@@ -450,28 +455,31 @@ impl<F: PrimeField> crate::StepCircuit<F> for Claim<F> {
         crate::after_late_challenges(|| -> Result<(), SynthesisError> {
             let mut h: Option<AllocatedNum<F>> = None;
             for (k, (vk, tk)) in v.iter().zip(&t).enumerate() {
-                let next = AllocatedNum::alloc(cs.namespace(|| format!("h{k}")), || {
-                    let d = vk.get_value().zip(tk.get_value()).map(|(v, t)| v - t);
+                let next = crate::in_unit("claim", k, || -> Result<AllocatedNum<F>, SynthesisError> {
+                    let next = AllocatedNum::alloc(cs.namespace(|| format!("h{k}")), || {
+                        let d = vk.get_value().zip(tk.get_value()).map(|(v, t)| v - t);
+                        match &h {
+                            None => d,
+                            Some(h) => h.get_value().zip(gamma.get_value()).zip(d).map(|((h, g), d)| h * g + d),
+                        }
+                        .ok_or(SynthesisError::AssignmentMissing)
+                    })?;
                     match &h {
-                        None => d,
-                        Some(h) => h.get_value().zip(gamma.get_value()).zip(d).map(|((h, g), d)| h * g + d),
+                        None => cs.enforce(
+                            || format!("h{k} = v{k} − t{k}"),
+                            |lc| lc + vk.get_variable() - tk.get_variable(),
+                            |lc| lc + CS::one(),
+                            |lc| lc + next.get_variable(),
+                        ),
+                        Some(h) => cs.enforce(
+                            || format!("h{k} = h·γ + v{k} − t{k}"),
+                            |lc| lc + h.get_variable(),
+                            |lc| lc + gamma.get_variable(),
+                            |lc| lc + next.get_variable() - vk.get_variable() + tk.get_variable(),
+                        ),
                     }
-                    .ok_or(SynthesisError::AssignmentMissing)
+                    Ok(next)
                 })?;
-                match &h {
-                    None => cs.enforce(
-                        || format!("h{k} = v{k} − t{k}"),
-                        |lc| lc + vk.get_variable() - tk.get_variable(),
-                        |lc| lc + CS::one(),
-                        |lc| lc + next.get_variable(),
-                    ),
-                    Some(h) => cs.enforce(
-                        || format!("h{k} = h·γ + v{k} − t{k}"),
-                        |lc| lc + h.get_variable(),
-                        |lc| lc + gamma.get_variable(),
-                        |lc| lc + next.get_variable() - vk.get_variable() + tk.get_variable(),
-                    ),
-                }
                 h = Some(next);
             }
             if let Some(h) = h {

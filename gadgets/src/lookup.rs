@@ -15,9 +15,10 @@ use crate::range::{pow2, RangeCheck};
 use crate::Result;
 use ff::{BatchInvert, Field};
 use nova_snark::frontend::num::AllocatedNum;
-use nova_snark::frontend::ConstraintSystem;
+use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use std::sync::{Arc, Mutex};
 use zkstep_core::lookup::{limbs, narrow_top, small};
+use zkstep_fold::UnitTag;
 
 /// The widest check [`RangeCheck::two_sided_width`] widens to: both sides
 /// stay far below the field's modulus (2²⁵⁴).
@@ -31,6 +32,8 @@ pub type Tally = Arc<Mutex<Vec<u64>>>;
 pub struct LogUp {
     limb: u32,
     queries: Vec<Expr>,
+    // each query's unit (zkstep_fold::in_unit): its inverse is that unit's too
+    units: Vec<UnitTag>,
     tally: Option<Tally>,
 }
 
@@ -42,6 +45,7 @@ impl LogUp {
         LogUp {
             limb,
             queries: vec![],
+            units: vec![],
             tally,
         }
     }
@@ -49,6 +53,12 @@ impl LogUp {
     /// The queries recorded, in order (phase two's input).
     pub fn into_queries(self) -> Vec<Expr> {
         self.queries
+    }
+
+    /// The queries and the unit each was made in ([`query_sum`] puts its
+    /// inverse there).
+    pub fn into_tagged_queries(self) -> (Vec<Expr>, Vec<UnitTag>) {
+        (self.queries, self.units)
     }
 
     /// Queries recorded so far.
@@ -70,6 +80,7 @@ impl LogUp {
             }
         }
         self.queries.push(q);
+        self.units.push(zkstep_fold::current_unit());
     }
 }
 
@@ -116,19 +127,25 @@ impl RangeCheck for LogUp {
 }
 
 /// Σ 1/(α − q) over the queries: one inverse and one constraint each
-/// (`…/inv{k}`: (α − q)·h = 1).
+/// (`…/inv{k}`: (α − q)·h = 1), each in its query's unit (`units`, from
+/// [`LogUp::into_tagged_queries`]; none past its end), so that a unit's
+/// inverses are laid out beside its other rows and variables.
 pub fn query_sum<CS: ConstraintSystem<Fr>>(
     mut cs: CS,
     alpha: &Expr,
     queries: &[Expr],
+    units: &[UnitTag],
 ) -> Result<Expr> {
     let one = cst::<CS>(Fr::ONE);
     let d: Vec<Expr> = queries.iter().map(|q| sub(alpha, q)).collect();
     let inv = inverses(&d);
     let mut sum = zero();
     for (k, d) in d.iter().enumerate() {
-        let h = alloc(cs.namespace(|| format!("h{k}")), inv.as_ref().map(|v| v[k]))?;
-        enforce_mul(cs.namespace(|| format!("inv{k}")), d, &var(&h), &one);
+        let h = zkstep_fold::with_unit(units.get(k).copied().flatten(), || {
+            let h = alloc(cs.namespace(|| format!("h{k}")), inv.as_ref().map(|v| v[k]))?;
+            enforce_mul(cs.namespace(|| format!("inv{k}")), d, &var(&h), &one);
+            Ok::<_, SynthesisError>(h)
+        })?;
         add_assign(&mut sum, &var(&h));
     }
     Ok(sum)
@@ -202,7 +219,7 @@ mod tests {
             .map(|(k, c)| alloc(cs.namespace(|| format!("m{k}")), Some(Fr::from(*c))).unwrap())
             .collect();
         let alpha = cst::<TestConstraintSystem<Fr>>(Fr::from(0xdead_beef_u64) * Fr::from(1009u64));
-        let q = query_sum(cs.namespace(|| "q"), &alpha, &qs).unwrap();
+        let q = query_sum(cs.namespace(|| "q"), &alpha, &qs, &[]).unwrap();
         let t = table_sum(cs.namespace(|| "t"), &alpha, &zero(), &mv).unwrap();
         let balanced = q.get_value() == t.get_value();
         (cs.is_satisfied(), cs.which_is_unsatisfied().map(String::from), balanced)
@@ -383,7 +400,7 @@ mod tests {
         assert_eq!((cs.num_constraints(), rc.len()), (1, 4));
         let before = cs.num_constraints();
         let alpha = cst::<TestConstraintSystem<Fr>>(Fr::from(5u64) + Fr::from(1u64 << 40));
-        query_sum(cs.namespace(|| "q"), &alpha, &rc.into_queries()).unwrap();
+        query_sum(cs.namespace(|| "q"), &alpha, &rc.into_queries(), &[]).unwrap();
         assert_eq!(cs.num_constraints() - before, 4);
     }
 }

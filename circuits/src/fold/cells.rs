@@ -104,7 +104,7 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck>(
             let c = ctx.cell(i, t);
             let cw = w.map(|w| &w[c]);
             let cs = cs.namespace(|| format!("c{i}_{t}"));
-            cell(cs, rc, ctx, flags, mse, cw, &mut out)?;
+            zkstep_fold::in_unit("cell", c, || cell(cs, rc, ctx, flags, mse, cw, &mut out))?;
         }
     }
     Ok(out)

@@ -13,6 +13,7 @@ use super::desc::Desc;
 use crate::layout::Layout;
 use nova_snark::frontend::{ConstraintSystem, SynthesisError};
 use zkstep_gadgets::expr::{add, alloc, enforce_eq_if, materialise, mul, sub, var, Expr, Fr};
+use zkstep_fold::UnitTag;
 use zkstep_gadgets::lookup::{query_sum, table_sum};
 
 /// What the first phase hands the second.
@@ -21,6 +22,8 @@ pub struct FirstPhase {
     pub z: Vec<Var>,
     /// Every value the fold looked up.
     pub queries: Vec<Expr>,
+    /// The unit each query was made in (its inverse goes there too).
+    pub units: Vec<UnitTag>,
     /// Multiplicities of the fold's table slice.
     pub mult: Vec<Var>,
     /// Whether this fold closes the step.
@@ -39,7 +42,7 @@ pub(crate) fn first<CS: ConstraintSystem<Fr>>(
     lay: &Layout,
     z: Vec<Var>,
     desc: Desc,
-    queries: Vec<Expr>,
+    (queries, units): (Vec<Expr>, Vec<UnitTag>),
     mult: Option<&[u64]>,
     (rho, gamma): (Var, Var),
 ) -> Result<FirstPhase, SynthesisError> {
@@ -54,6 +57,7 @@ pub(crate) fn first<CS: ConstraintSystem<Fr>>(
     Ok(FirstPhase {
         z,
         queries,
+        units,
         mult,
         is_final: desc.flags.is_final,
         tbase: desc.tbase,
@@ -67,6 +71,8 @@ pub(crate) fn first<CS: ConstraintSystem<Fr>>(
 pub struct Sums<'a> {
     /// Every value the fold looked up.
     pub queries: &'a [Expr],
+    /// The unit each query was made in.
+    pub units: &'a [UnitTag],
     /// The slice's first entry.
     pub tbase: &'a Expr,
     /// The slice's multiplicities.
@@ -84,7 +90,7 @@ impl Sums<'_> {
         alpha: &Expr,
         z: (&Var, &Var),
     ) -> Result<(Var, Var), SynthesisError> {
-        let h = query_sum(cs.namespace(|| "queries"), alpha, self.queries)?;
+        let h = query_sum(cs.namespace(|| "queries"), alpha, self.queries, self.units)?;
         let g = table_sum(cs.namespace(|| "table"), alpha, self.tbase, self.mult)?;
         // each sum once as a variable: the balance and the restart both
         // read it (as a combination it was written out twice, one entry a
@@ -111,6 +117,7 @@ pub fn close<CS: ConstraintSystem<Fr>>(
     let sl = lay.slots.lookup;
     let sums = Sums {
         queries: &p.queries,
+        units: &p.units,
         tbase: &var(&p.tbase),
         mult: &p.mult,
         is_final: &p.is_final,

@@ -164,7 +164,7 @@ impl TileCircuit {
             &self.layout,
             z_next,
             desc,
-            rc.0.into_queries(),
+            rc.0.into_tagged_queries(),
             w.map(|w| w.mult.as_slice()),
             (
                 z[self.layout.slots.statement.rho].clone(),

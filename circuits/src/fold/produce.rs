@@ -145,17 +145,21 @@ fn targets_digest<CS: ConstraintSystem<Fr>>(
         let col_y: Vec<Expr> = (0..ctx.batch)
             .map(|i| cells.cells[ctx.cell(i, t)].y.clone())
             .collect();
-        let ay = mul(
-            cs.namespace(|| format!("ay{t}")),
-            &var(&rm[t]),
-            &flags.is_top,
-        )?;
-        dy = var(&chain_absorb_if(
-            cs.namespace(|| format!("dy{t}")),
-            &var(&ay),
-            &dy,
-            &pack::<CS>(&col_y),
-        )?);
+        // one permutation a row, each fed the last's output: a unit all the same
+        dy = zkstep_fold::in_unit("dy", t, || {
+            let ay = mul(
+                cs.namespace(|| format!("ay{t}")),
+                &var(&rm[t]),
+                &flags.is_top,
+            )?;
+            chain_absorb_if(
+                cs.namespace(|| format!("dy{t}")),
+                &var(&ay),
+                &dy,
+                &pack::<CS>(&col_y),
+            )
+            .map(|v| var(&v))
+        })?;
     }
     Ok(dy)
 }

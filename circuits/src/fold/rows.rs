@@ -93,17 +93,20 @@ pub(crate) fn synthesize<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadge
             Some(r) => Some(G::row(&r.update).ok_or(SynthesisError::AssignmentMissing)?),
             None => None,
         };
-        row(
-            cs.namespace(|| format!("row{t}")),
-            rc,
-            ctx,
-            g,
-            inp,
-            t,
-            rw,
-            upd,
-            &mut out,
-        )?;
+        // row t's constraints alike for every t: one unit, evaluated once a group
+        zkstep_fold::in_unit("row", t, || {
+            row(
+                cs.namespace(|| format!("row{t}")),
+                rc,
+                ctx,
+                g,
+                inp,
+                t,
+                rw,
+                upd,
+                &mut out,
+            )
+        })?;
     }
     Ok(out)
 }
@@ -136,7 +139,8 @@ fn row<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
 ) -> Result<(), SynthesisError> {
     let mut sums = weights(&mut cs, rc, ctx, g, inp, rw, upd)?;
     if t == 0 {
-        after_challenges(|| accumulate(&mut cs, ctx, inp, &mut sums, out))?;
+        // outside the unit: row 0's unit then has every other row's shape
+        zkstep_fold::with_unit(None, || after_challenges(|| accumulate(&mut cs, ctx, inp, &mut sums, out)))?;
     }
     let b = alloc_stored(cs.namespace(|| "b"), rc, rw.map(|r| r.b), ctx.bits)?;
     let b_new = alloc_stored(cs.namespace(|| "b_new"), rc, rw.map(|r| r.b_new), ctx.bits)?;
