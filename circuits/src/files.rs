@@ -65,11 +65,13 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// restart read (two constraints more, fewer non-zeros), and the step's
 /// and merge's hashes run on zkstep-fold's sponge circuit (the same values,
 /// about half the non-zeros) — every key's primary shape changed; 31: the
-/// step's and the merge's units (an output row, a cell, a row of D(Y), a
-/// merge unit, with their lookups' inverses) are laid out side by side in
-/// the primary's rows and in each part's columns (zkstep-fold's
-/// `in_unit`), and the verifying key writes one unit's entries a group
-/// (`spartan`'s blocks) — every key changed, the constraints did not.
+/// step's and the merge's units (a weight, an output row, a cell, a row of
+/// D(Y), a position of a merge unit across its checkpoints, with their
+/// lookups' inverses) are laid out side by side in the primary's rows and
+/// in each part's columns (zkstep-fold's `in_unit`), and the verifying key
+/// writes one unit's entries a group (`spartan`'s blocks) and the other
+/// entries' columns through the list of those they read — every key
+/// changed, the constraints did not.
 pub const FILE_VERSION: u32 = 31;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.

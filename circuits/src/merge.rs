@@ -769,19 +769,22 @@ impl StepCircuit<Fr> for MergeCircuit {
         let mut packed: Vec<(Expr, Vec<Vec<Expr>>)> = vec![];
         let mut active = zero();
         for u in 0..lay.units_per_fold {
-            // unit u's constraints alike for every u: evaluated once a group
-            zkstep_fold::in_unit("merge", u, || -> Result<(), SynthesisError> {
-                let mut cu = cs.namespace(|| format!("u{u}"));
-                let m = alloc(cu.namespace(|| "mask"), w.map(|w| Fr::from(u64::from(w.mask[u]))))?;
-                enforce_bool(cu.namespace(|| "mask_bool"), &var(&m));
-                add_assign(&mut active, &var(&m));
-                // every chain's record, range-checked
-                let mut recs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
-                let mut packs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
-                for c in 0..n + 2 {
-                    let mut cc = cu.namespace(|| format!("chain{c}"));
-                    let vals = (0..lay.record_len)
-                        .map(|k| {
+            let mut cu = cs.namespace(|| format!("u{u}"));
+            let m = alloc(cu.namespace(|| "mask"), w.map(|w| Fr::from(u64::from(w.mask[u]))))?;
+            enforce_bool(cu.namespace(|| "mask_bool"), &var(&m));
+            add_assign(&mut active, &var(&m));
+            // position k of unit u, in every checkpoint: one unit of the
+            // circuit (its values, their range checks, its identity and its
+            // distances), alike for every position and unit
+            let at = |k: usize| u * lay.record_len + k;
+            // every chain's record, range-checked
+            let mut recs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
+            let mut packs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
+            for c in 0..n + 2 {
+                let mut cc = cu.namespace(|| format!("chain{c}"));
+                let vals = (0..lay.record_len)
+                    .map(|k| {
+                        zkstep_fold::in_unit("merge", at(k), || {
                             let v = alloc(
                                 cc.namespace(|| format!("v{k}")),
                                 w.map(|w| fr_from_i128(w.records[c][u][k] as i128)),
@@ -789,20 +792,22 @@ impl StepCircuit<Fr> for MergeCircuit {
                             rc.signed(cc.namespace(|| format!("range{k}")), &var(&v), VALUE_BITS)?;
                             Ok(var(&v))
                         })
-                        .collect::<Result<Vec<_>, SynthesisError>>()?;
-                    if s.evaluated {
-                        // added at ζ in the second phase
-                        packs.push(pack::<CS>(&vals));
-                    } else if let Some(chain) = chains.get_mut(c) {
-                        *chain = chain_absorb_if(cc.namespace(|| "absorb"), &var(&m), &var(chain), &pack::<CS>(&vals))?;
-                    }
-                    recs.push(vals);
+                    })
+                    .collect::<Result<Vec<_>, SynthesisError>>()?;
+                if s.evaluated {
+                    // added at ζ in the second phase
+                    packs.push(pack::<CS>(&vals));
+                } else if let Some(chain) = chains.get_mut(c) {
+                    *chain = chain_absorb_if(cc.namespace(|| "absorb"), &var(&m), &var(chain), &pack::<CS>(&vals))?;
                 }
-                packed.push((var(&m), packs));
-                // the merge identity and the distances, position by position
-                let mut sq: Vec<Expr> = vec![zero(); n];
-                let mut cm = cu.namespace(|| "merge");
-                for (k, &param) in lay.is_param.iter().enumerate() {
+                recs.push(vals);
+            }
+            packed.push((var(&m), packs));
+            // the merge identity and the distances, position by position
+            let mut sq: Vec<Expr> = vec![zero(); n];
+            let mut cm = cu.namespace(|| "merge");
+            for (k, &param) in lay.is_param.iter().enumerate() {
+                zkstep_fold::in_unit("merge", at(k), || -> Result<(), SynthesisError> {
                     let mut ck = cm.namespace(|| format!("k{k}"));
                     let mut p = zero();
                     for i in 0..n {
@@ -823,14 +828,14 @@ impl StepCircuit<Fr> for MergeCircuit {
                             add_assign(acc, &var(&d_sq));
                         }
                     }
-                }
-                drop(cm);
-                for i in 0..n {
-                    let g = mul(cu.namespace(|| format!("dist{i}")), &var(&m), &sq[i])?;
-                    add_assign(&mut dist[i], &var(&g));
-                }
-                Ok(())
-            })?;
+                    Ok(())
+                })?;
+            }
+            drop(cm);
+            for i in 0..n {
+                let g = mul(cu.namespace(|| format!("dist{i}")), &var(&m), &sq[i])?;
+                add_assign(&mut dist[i], &var(&g));
+            }
         }
         // where the last unit was absorbed: is_final = [remaining − active = 0]
         let left = sub(&zv(Slots::REMAINING), &active);

@@ -329,7 +329,9 @@ pub struct Matrices<F> {
     num_io: usize,
     // distinct values; 0 and 1 are ONE and −ONE, the cheap ones
     values: Vec<F>,
-    // every entry not in a block
+    // the columns the entries below read, increasing
+    used: Vec<u32>,
+    // every entry not in a block, its column an index into `used`
     abc: [Csr; 3],
     blocks: Vec<Block>,
 }
@@ -508,11 +510,25 @@ impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
             let [a, b, c]: [Csr; 3] = block.try_into().map_err(|_| internal("three matrices"))?;
             blocks.push(Block { log_u: u.trailing_zeros(), base, rows, classes: classes.0, abc: [a, b, c] });
         }
+        // the remaining entries read columns through the list of those they read
+        let mut used: Vec<u32> = abc.iter().flat_map(|m| m.cols.iter().copied()).collect();
+        used.sort_unstable();
+        used.dedup();
+        let mut at = vec![0u32; s.num_vars() + 1 + s.num_io()];
+        for (i, c) in used.iter().enumerate() {
+            at[*c as usize] = i as u32;
+        }
+        for m in &mut abc {
+            for c in &mut m.cols {
+                *c = at[*c as usize];
+            }
+        }
         Ok(Matrices {
             num_cons: s.num_cons(),
             num_vars: s.num_vars(),
             num_io: s.num_io(),
             values,
+            used,
             abc,
             blocks,
         })
@@ -527,57 +543,51 @@ impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
     /// r_y[0] once at the end. Nor one of num_cons values for eq(r_x, ·):
     /// a row's is eq(high bits)·eq(low bits), two tables of ≈ √num_cons.
     fn evaluate(&self, r_x: &[F], r_y: &[F]) -> [F; 3] {
-        let Some((&r0, r_w)) = r_y.split_first() else {
+        if r_y.is_empty() {
             return [F::ZERO; 3];
-        };
+        }
         let split = r_x.len() / 2;
-        let (ty, (hi, lo)) = rayon::join(
-            || EqPolynomial::evals_from_points(r_w),
+        let nv = self.num_vars;
+        let ((hi, lo), eq_y) = rayon::join(
             || {
                 rayon::join(
                     || EqPolynomial::evals_from_points(&r_x[..split]),
                     || EqPolynomial::evals_from_points(&r_x[split..]),
                 )
             },
+            || EqY::new(r_y, nv),
         );
-        let nv = self.num_vars;
+        // eq(r_y, ·) at the columns the plain entries read
+        let y: Vec<F> = self.used.par_iter().map(|c| eq_y.at(*c as usize)).collect();
         let plain = |m: &Csr| -> F {
-            let (w, x) = hi
-                .par_iter()
+            hi.par_iter()
                 .enumerate()
                 .map(|(h, eh)| {
-                    // [the witness's half, the IO's half] over this block of rows
-                    let mut block = [F::ZERO; 2];
+                    let mut block = F::ZERO;
                     for (l, el) in lo.iter().enumerate() {
                         let row = h * lo.len() + l;
                         let Some(w) = m.starts.get(row..row + 2) else { break };
                         if w[0] == w[1] {
                             continue;
                         }
-                        let mut acc = [F::ZERO; 2];
+                        let mut acc = F::ZERO;
                         for k in w[0] as usize..w[1] as usize {
-                            let c = m.cols[k] as usize;
-                            let half = usize::from(c >= nv);
-                            let y = ty[c - half * nv];
+                            let v = y[m.cols[k] as usize];
                             match m.vals[k] {
-                                0 => acc[half] += y,
-                                1 => acc[half] -= y,
-                                v => acc[half] += self.values[v as usize] * y,
+                                0 => acc += v,
+                                1 => acc -= v,
+                                x => acc += self.values[x as usize] * v,
                             }
                         }
-                        block[0] += acc[0] * el;
-                        if acc[1] != F::ZERO {
-                            block[1] += acc[1] * el;
-                        }
+                        block += acc * el;
                     }
-                    (block[0] * eh, block[1] * eh)
+                    block * eh
                 })
-                .reduce(|| (F::ZERO, F::ZERO), |a, b| (a.0 + b.0, a.1 + b.1));
-            (F::ONE - r0) * w + r0 * x
+                .sum()
         };
         let mut out = [plain(&self.abc[0]), plain(&self.abc[1]), plain(&self.abc[2])];
         for b in &self.blocks {
-            let e = b.evaluate(r_x, r_y, &ty, nv, &hi, &self.values);
+            let e = b.evaluate(r_x, r_y, &eq_y, &hi, &self.values);
             for (o, v) in out.iter_mut().zip(e) {
                 *o += v;
             }
@@ -586,11 +596,45 @@ impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
     }
 }
 
+/// eq(r_y, c) for a column c of z = (W, u, X), one multiplication a
+/// column: r_y[0] picks the half (W, or u and X from num_vars on), and
+/// eq(r_y[1..], ·) is eq(its high bits)·eq(its low bits), two tables of
+/// ≈ √num_vars values, the high one scaled by 1 − r_y[0] and by r_y[0].
+struct EqY<F> {
+    nv: usize,
+    bits: usize,
+    high: [Vec<F>; 2],
+    low: Vec<F>,
+}
+
+impl<F: PrimeField> EqY<F> {
+    fn new(r_y: &[F], nv: usize) -> Self {
+        let r_w = &r_y[1..];
+        let split = r_w.len() / 2;
+        let h = EqPolynomial::evals_from_points(&r_w[..split]);
+        let low = EqPolynomial::evals_from_points(&r_w[split..]);
+        let (a, b) = (F::ONE - r_y[0], r_y[0]);
+        EqY {
+            nv,
+            bits: r_w.len() - split,
+            high: [h.iter().map(|e| a * e).collect(), h.iter().map(|e| b * e).collect()],
+            low,
+        }
+    }
+
+    #[inline]
+    fn at(&self, c: usize) -> F {
+        let half = usize::from(c >= self.nv);
+        let c = c - half * self.nv;
+        self.high[half][c >> self.bits] * self.low[c & ((1 << self.bits) - 1)]
+    }
+}
+
 impl Block {
     /// The block's share of Ã, B̃, C̃ at (r_x, r_y) (the struct's header):
-    /// `ty` is eq(r_y[1..], ·) over `nv` columns, `hi` eq(r_x[..n/2], ·).
-    fn evaluate<F: PrimeField>(&self, r_x: &[F], r_y: &[F], ty: &[F], nv: usize, hi: &[F], values: &[F]) -> [F; 3] {
-        let r0 = r_y[0];
+    /// `eq_y` gives eq(r_y, ·), `hi` is eq(r_x[..n/2], ·).
+    fn evaluate<F: PrimeField>(&self, r_x: &[F], r_y: &[F], eq_y: &EqY<F>, hi: &[F], values: &[F]) -> [F; 3] {
+        let nv = eq_y.nv;
         let (n, k) = (r_x.len(), self.log_u as usize);
         let u = 1usize << k;
         // eq(r_x[..n − k], m) for the block's rows m = base/U + i
@@ -620,14 +664,7 @@ impl Block {
                 Option::<F>::from(z.invert()).map(|zi| f * zi)
             })
             .flatten();
-        let y = |c: u32| {
-            let c = c as usize;
-            if c < nv {
-                (F::ONE - r0) * ty[c]
-            } else {
-                r0 * ty[c - nv]
-            }
-        };
+        let y = |c: u32| eq_y.at(c as usize);
         // a class's Σᵤ eq(low, u)·eq(r_y, class[u]); Σᵤ eq(low, u) = 1
         let t: Vec<F> = self
             .classes
@@ -639,16 +676,7 @@ impl Block {
                 if let Some(g) = g.filter(|_| interleaved(c)) {
                     return g * y(c[0]);
                 }
-                let mut s = [F::ZERO; 2];
-                for (col, e) in c.iter().zip(&low) {
-                    let col = *col as usize;
-                    if col < nv {
-                        s[0] += *e * ty[col];
-                    } else {
-                        s[1] += *e * ty[col - nv];
-                    }
-                }
-                (F::ONE - r0) * s[0] + r0 * s[1]
+                c.iter().zip(&low).map(|(col, e)| *e * y(*col)).sum()
             })
             .collect();
         let one = |m: &Csr| -> F {
@@ -705,11 +733,18 @@ impl<F: PrimeField + Serialize> Serialize for Matrices<F> {
                 (b.log_u, b.base as u64, b.rows as u64, classes(&b.classes), [enc(&b.abc[0]), enc(&b.abc[1]), enc(&b.abc[2])])
             })
             .collect();
+        let mut used = Vec::with_capacity(self.used.len() * 2);
+        let mut last = 0u32;
+        for c in &self.used {
+            varint(&mut used, u64::from(c - last));
+            last = *c;
+        }
         (
             self.num_cons as u64,
             self.num_vars as u64,
             self.num_io as u64,
             &self.values,
+            Raw(used),
             [enc(&self.abc[0]), enc(&self.abc[1]), enc(&self.abc[2])],
             blocks,
         )
@@ -718,10 +753,11 @@ impl<F: PrimeField + Serialize> Serialize for Matrices<F> {
 }
 
 /// A [`Matrices`] as written: rows, variables, inputs, the value table,
-/// the three matrices' bytes and the blocks (log₂ U, first row, rows a
-/// unit, the classes' columns as zig-zag varint deltas, the three
-/// matrices' bytes with classes for columns).
-type Parts<'a, F> = (u64, u64, u64, Vec<F>, [Bytes<'a>; 3], Vec<BlockParts<'a>>);
+/// the columns the plain entries read (varint deltas, increasing), the
+/// three matrices' bytes (columns: indices into that list) and the blocks
+/// (log₂ U, first row, rows a unit, the classes' columns as zig-zag varint
+/// deltas, the three matrices' bytes with classes for columns).
+type Parts<'a, F> = (u64, u64, u64, Vec<F>, Bytes<'a>, [Bytes<'a>; 3], Vec<BlockParts<'a>>);
 type BlockParts<'a> = (u32, u64, u64, Bytes<'a>, [Bytes<'a>; 3]);
 
 /// A byte string, borrowed from the input where the deserializer can lend
@@ -758,7 +794,7 @@ impl<'de, F: PrimeField + DeserializeOwned> Deserialize<'de> for Matrices<F> {
 
 impl<F: PrimeField> Matrices<F> {
     /// The matrices from their parts as written, every entry checked.
-    fn decode((nc, nv, ni, values, abc, blocks): Parts<'_, F>) -> std::result::Result<Self, String> {
+    fn decode((nc, nv, ni, values, used, abc, blocks): Parts<'_, F>) -> std::result::Result<Self, String> {
         let bad = |what: &str| format!("Spartan's matrices: {what}");
         let pow2 = |n: u64| n.is_power_of_two() && n.trailing_zeros() <= MAX_LOG;
         // a regular padded shape: its IO (with u) within the variables'
@@ -771,6 +807,7 @@ impl<F: PrimeField> Matrices<F> {
         // bytes, so more variables than bytes is no real key (and must not
         // make the verifier allocate gigabytes)
         let bytes: u64 = abc.iter().map(|m| m.0.len() as u64).sum::<u64>()
+            + used.0.len() as u64
             + blocks.iter().map(|b| b.3 .0.len() as u64 + b.4.iter().map(|m| m.0.len() as u64).sum::<u64>()).sum::<u64>();
         if nv > bytes.max(1 << 10) {
             return Err(bad(&format!("{nv} variables in {bytes} bytes of matrices")));
@@ -780,8 +817,9 @@ impl<F: PrimeField> Matrices<F> {
         }
         let width = nv + 1 + ni;
         let values_len = values.len() as u64;
+        let used = decode_used(&used.0, width).map_err(|e| bad(&e))?;
         let [a, b, c] = &abc;
-        let dec = |b: &[u8]| decode_csr(b, nc, width, values_len);
+        let dec = |b: &[u8]| decode_csr(b, nc, used.len() as u64, values_len);
         let (a, (b, c)) = rayon::join(|| dec(&a.0), || rayon::join(|| dec(&b.0), || dec(&c.0)));
         let csr = |m: std::result::Result<Csr, String>| m.map_err(|e| bad(&e));
         let abc = [csr(a)?, csr(b)?, csr(c)?];
@@ -815,6 +853,7 @@ impl<F: PrimeField> Matrices<F> {
             num_cons: nc as usize,
             num_vars: nv as usize,
             num_io: ni as usize,
+            used,
             abc,
             values,
             blocks,
@@ -857,6 +896,22 @@ fn decode_csr(b: &[u8], rows: u64, width: u64, values_len: u64) -> std::result::
         return Err(bad("bytes past the last row"));
     }
     Ok(Csr { starts, cols, vals })
+}
+
+/// The columns the plain entries read, as written: increasing, each
+/// within `width`.
+fn decode_used(b: &[u8], width: u64) -> std::result::Result<Vec<u32>, String> {
+    let mut r = Reader { b, at: 0 };
+    let mut out: Vec<u32> = Vec::with_capacity(b.len());
+    let mut next = 0u64;
+    while r.at < b.len() {
+        let d = r.next().ok_or("a column of the list truncated")?;
+        let c = next.checked_add(d).filter(|c| *c < width && (out.is_empty() || d > 0));
+        let c = c.ok_or("the list of columns read: not increasing within the matrix")?;
+        out.push(c as u32);
+        next = c;
+    }
+    Ok(out)
 }
 
 /// A block's classes as written: U columns a class, each within `width`.
@@ -1072,17 +1127,17 @@ mod tests {
         let good = bytes(&c.vk.matrices);
         let read = |b: &[u8]| postcard::from_bytes::<Matrices<<E1 as Engine>::Scalar>>(b);
         assert!(read(&good).is_ok());
-        type Parts = (u64, u64, u64, Vec<<E1 as Engine>::Scalar>, [Raw; 3], Vec<(u32, u64, u64, Raw, [Raw; 3])>);
+        type Parts = (u64, u64, u64, Vec<<E1 as Engine>::Scalar>, Raw, [Raw; 3], Vec<(u32, u64, u64, Raw, [Raw; 3])>);
         let parts = || -> Parts { postcard::from_bytes(&good).unwrap() };
         let refused = |p: Parts, what: &str| {
             let e = read(&bytes(&p)).err().map(|e| e.to_string());
             assert!(e.is_some(), "{what}: accepted");
         };
         let mut p = parts();
-        p.4[0].0.pop();
+        p.5[0].0.pop();
         refused(p, "a cut matrix");
         let mut p = parts();
-        p.4[1].0.push(0);
+        p.5[1].0.push(0);
         refused(p, "a byte past the last row");
         let mut p = parts();
         p.3.swap(0, 1);
@@ -1099,10 +1154,20 @@ mod tests {
         let mut p = parts();
         p.2 = p.1;
         refused(p, "as many inputs as variables");
+        // the list of columns read: a repeated column, one past the matrix
+        let mut p = parts();
+        p.4 .0.push(0);
+        refused(p, "a column read twice in the list");
+        let mut p = parts();
+        p.4 .0.extend([0xff, 0xff, 0xff, 0x7f]);
+        refused(p, "a column past the matrix in the list");
+        let mut p = parts();
+        p.4 .0.truncate(2);
+        refused(p, "an entry past the list of columns");
         // an entry's value index past the table
         let mut p = parts();
-        let k = p.4[2].0.iter().position(|b| *b != 0).unwrap();
-        p.4[2].0[k + 2] = 0x7f;
+        let k = p.5[2].0.iter().position(|b| *b != 0).unwrap();
+        p.5[2].0[k + 2] = 0x7f;
         refused(p, "a value index past the table");
         assert!(read(&good[..good.len() - 1]).is_err());
     }
@@ -1200,38 +1265,38 @@ mod tests {
         let good = bytes(&Matrices::of(&s.pad(), &groups).unwrap());
         let read = |b: &[u8]| postcard::from_bytes::<Matrices<<E1 as Engine>::Scalar>>(b);
         assert!(read(&good).is_ok());
-        type Parts = (u64, u64, u64, Vec<<E1 as Engine>::Scalar>, [Raw; 3], Vec<(u32, u64, u64, Raw, [Raw; 3])>);
+        type Parts = (u64, u64, u64, Vec<<E1 as Engine>::Scalar>, Raw, [Raw; 3], Vec<(u32, u64, u64, Raw, [Raw; 3])>);
         let parts = || -> Parts { postcard::from_bytes(&good).unwrap() };
         let refused = |p: Parts, what: &str| {
             assert!(read(&bytes(&p)).is_err(), "{what}: accepted");
         };
-        assert!(!parts().5.is_empty());
+        assert!(!parts().6.is_empty());
         let mut p = parts();
-        p.5[0].1 += 1;
+        p.6[0].1 += 1;
         refused(p, "a block off a multiple of its U");
         let mut p = parts();
-        p.5[0].0 = 0;
+        p.6[0].0 = 0;
         refused(p, "a block of one unit");
         let mut p = parts();
-        p.5[0].2 = 1 << 30;
+        p.6[0].2 = 1 << 30;
         refused(p, "a block past the rows");
         let mut p = parts();
-        let b = p.5[0].clone();
-        p.5.push(b);
+        let b = p.6[0].clone();
+        p.6.push(b);
         refused(p, "two blocks on the same rows");
         let mut p = parts();
-        p.5[0].3 .0.push(2);
+        p.6[0].3 .0.push(2);
         refused(p, "a class's column too many");
         let mut p = parts();
-        p.5[0].3 .0.extend([0xfe, 0xff, 0xff, 0x7f]);
+        p.6[0].3 .0.extend([0xfe, 0xff, 0xff, 0x7f]);
         refused(p, "a class's column past the matrix");
         let mut p = parts();
-        let m = &mut p.5[0].4[0].0;
+        let m = &mut p.6[0].4[0].0;
         let k = m.iter().position(|b| *b != 0).unwrap();
         m[k + 1] = 0x7e;
         refused(p, "an entry past the classes");
         let mut p = parts();
-        p.5[0].4[1].0.pop();
+        p.6[0].4[1].0.pop();
         refused(p, "a cut block");
     }
 }

@@ -137,7 +137,7 @@ fn row<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     upd: Option<&G::Row>,
     out: &mut RowsOut,
 ) -> Result<(), SynthesisError> {
-    let mut sums = weights(&mut cs, rc, ctx, g, inp, rw, upd)?;
+    let mut sums = weights(&mut cs, rc, ctx, g, inp, (t, rw), upd)?;
     if t == 0 {
         // outside the unit: row 0's unit then has every other row's shape
         zkstep_fold::with_unit(None, || after_challenges(|| accumulate(&mut cs, ctx, inp, &mut sums, out)))?;
@@ -286,7 +286,7 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     ctx: &Ctx,
     g: &G,
     inp: &RowInputs,
-    rw: Option<&RowWitness>,
+    (t, rw): (usize, Option<&RowWitness>),
     upd: Option<&G::Row>,
 ) -> Result<RowSums, SynthesisError> {
     let mut s = RowSums {
@@ -301,20 +301,24 @@ fn weights<CS: ConstraintSystem<Fr>, R: RangeCheck, G: UpdateGadget>(
     let (mut grad, mut f1s) = (Vec::with_capacity(ctx.seg_w), zero());
     for k in 0..ctx.live_w {
         let mut ck = cs.namespace(|| format!("k{k}"));
-        let wa = alloc_stored(ck.namespace(|| "w"), rc, rw.map(|r| r.w[k]), ctx.bits)?;
-        let wn = alloc_stored(
-            ck.namespace(|| "w_new"),
-            rc,
-            rw.map(|r| r.w_new[k]),
-            ctx.bits,
-        )?;
-        let u = g.weight(&mut ck, rc, ctx, &var(&wa), &var(&wn), upd, k)?;
-        let f1 = after_challenges(|| {
-            mul(
-                ck.namespace(|| "f1"),
-                &var(&inp.consumed.ta_in[k]),
-                &var(&wa),
-            )
+        // each weight's work alike for every weight of every row: a unit
+        let (wa, wn, u, f1) = zkstep_fold::in_unit("weight", t * ctx.seg_w + k, || {
+            let wa = alloc_stored(ck.namespace(|| "w"), rc, rw.map(|r| r.w[k]), ctx.bits)?;
+            let wn = alloc_stored(
+                ck.namespace(|| "w_new"),
+                rc,
+                rw.map(|r| r.w_new[k]),
+                ctx.bits,
+            )?;
+            let u = g.weight(&mut ck, rc, ctx, &var(&wa), &var(&wn), upd, k)?;
+            let f1 = after_challenges(|| {
+                mul(
+                    ck.namespace(|| "f1"),
+                    &var(&inp.consumed.ta_in[k]),
+                    &var(&wa),
+                )
+            })?;
+            Ok::<_, SynthesisError>((wa, wn, u, f1))
         })?;
         add_assign(&mut f1s, &var(&f1));
         grad.push(u.grad_term);
