@@ -336,9 +336,11 @@ pub struct Matrices<F> {
     blocks: Vec<Block>,
 }
 
-/// One matrix's rows.
+/// One matrix's rows: `rows[i]`'s entries are `starts[i]..starts[i + 1]`
+/// (every row while a key is made; read from a key, the rows with entries).
 #[derive(Default)]
 struct Csr {
+    rows: Vec<u32>,
     starts: Vec<u32>,
     cols: Vec<u32>,
     vals: Vec<u32>,
@@ -370,7 +372,7 @@ impl Csr {
         classes: &mut (Vec<u32>, std::collections::HashMap<Vec<u32>, u32>),
         taken: &mut [bool],
     ) -> Csr {
-        let mut out = Csr { starts: vec![0], ..Default::default() };
+        let mut out = Csr { starts: vec![0], rows: (0..rows as u32).collect(), ..Default::default() };
         for i in 0..rows {
             let at: Vec<(usize, usize)> = (0..u)
                 .map(|x| {
@@ -405,7 +407,7 @@ impl Csr {
 
     /// The rows without the entries marked.
     fn without(&self, taken: &[bool]) -> Csr {
-        let mut out = Csr { starts: vec![0], ..Default::default() };
+        let mut out = Csr { starts: vec![0], rows: self.rows.clone(), ..Default::default() };
         for w in self.starts.windows(2) {
             let row = w[0] as usize..w[1] as usize;
             for ((c, v), t) in self.cols[row.clone()].iter().zip(&self.vals[row.clone()]).zip(&taken[row]) {
@@ -449,6 +451,9 @@ fn cost(v: u32) -> usize {
     }
 }
 
+/// Rows a task of the matrices' evaluation takes.
+const CHUNK: usize = 4096;
+
 /// The largest padded shape a key may declare (2²⁸ rows: far past any fold
 /// zkstep makes, and a bound on what a hostile key can make the verifier allocate).
 const MAX_LOG: u32 = 28;
@@ -483,7 +488,7 @@ impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
                     })
                 })
                 .collect();
-            Ok(Csr { starts, cols, vals })
+            Ok(Csr { rows: (0..starts.len() as u32 - 1).collect(), starts, cols, vals })
         };
         let mut abc = [csr(s.A())?, csr(s.B())?, csr(s.C())?];
         let mut blocks = vec![];
@@ -559,19 +564,19 @@ impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
         );
         // eq(r_y, ·) at the columns the plain entries read
         let y: Vec<F> = self.used.par_iter().map(|c| eq_y.at(*c as usize)).collect();
+        // a row's eq(r_x, ·): eq(high bits)·eq(low bits)
+        let bits = lo.len().trailing_zeros();
         let plain = |m: &Csr| -> F {
-            hi.par_iter()
-                .enumerate()
-                .map(|(h, eh)| {
-                    let mut block = F::ZERO;
-                    for (l, el) in lo.iter().enumerate() {
-                        let row = h * lo.len() + l;
-                        let Some(w) = m.starts.get(row..row + 2) else { break };
-                        if w[0] == w[1] {
-                            continue;
-                        }
+            // chunks of rows in order: a row's sum times eq(low bits), the
+            // rows' total times eq(high bits) once their high bits change
+            let n = m.rows.len();
+            (0..n.div_ceil(CHUNK))
+                .into_par_iter()
+                .map(|c| {
+                    let (mut total, mut part, mut high) = (F::ZERO, F::ZERO, usize::MAX);
+                    for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
                         let mut acc = F::ZERO;
-                        for k in w[0] as usize..w[1] as usize {
+                        for k in m.starts[i] as usize..m.starts[i + 1] as usize {
                             let v = y[m.cols[k] as usize];
                             match m.vals[k] {
                                 0 => acc += v,
@@ -579,9 +584,19 @@ impl<F: PrimeField + Serialize + DeserializeOwned> Matrices<F> {
                                 x => acc += self.values[x as usize] * v,
                             }
                         }
-                        block += acc * el;
+                        let row = m.rows[i] as usize;
+                        if row >> bits != high {
+                            if high != usize::MAX {
+                                total += part * hi[high];
+                            }
+                            (part, high) = (F::ZERO, row >> bits);
+                        }
+                        part += acc * lo[row & (lo.len() - 1)];
                     }
-                    block * eh
+                    if high != usize::MAX {
+                        total += part * hi[high];
+                    }
+                    total
                 })
                 .sum()
         };
@@ -680,10 +695,11 @@ impl Block {
             })
             .collect();
         let one = |m: &Csr| -> F {
-            m.starts
-                .par_windows(2)
-                .zip(high.par_iter())
-                .map(|(w, h)| {
+            m.rows
+                .par_iter()
+                .zip(m.starts.par_windows(2))
+                .map(|(row, w)| {
+                    let h = high[*row as usize];
                     let mut acc = F::ZERO;
                     for k in w[0] as usize..w[1] as usize {
                         let v = t[m.cols[k] as usize];
@@ -705,8 +721,14 @@ impl<F: PrimeField + Serialize> Serialize for Matrices<F> {
     fn serialize<Z: Serializer>(&self, s: Z) -> std::result::Result<Z::Ok, Z::Error> {
         let enc = |m: &Csr| {
             let mut out = Vec::with_capacity(m.cols.len() * 3 + m.starts.len());
-            let mut last = 0i64;
-            for w in m.starts.windows(2) {
+            let (mut last, mut next_row) = (0i64, 0u32);
+            // the rows with entries: the gap since the last such row, the length
+            for (row, w) in m.rows.iter().zip(m.starts.windows(2)) {
+                if w[0] == w[1] {
+                    continue;
+                }
+                varint(&mut out, u64::from(*row - next_row));
+                next_row = row + 1;
                 varint(&mut out, u64::from(w[1] - w[0]));
                 for k in w[0] as usize..w[1] as usize {
                     let c = i64::from(m.cols[k]);
@@ -861,23 +883,24 @@ impl<F: PrimeField> Matrices<F> {
     }
 }
 
-/// `rows` rows of a matrix as written, every entry within `width` columns
-/// and the value table.
+/// A matrix of `rows` rows as written (its rows with entries, each as the
+/// gap since the last such row, its length and its entries), every row
+/// within `rows`, every entry within `width` columns and the value table.
 fn decode_csr(b: &[u8], rows: u64, width: u64, values_len: u64) -> std::result::Result<Csr, String> {
     let bad = |what: &str| what.to_string();
-    // every row takes at least a byte and every entry two
-    if rows > b.len() as u64 {
-        return Err(bad("fewer bytes than rows"));
-    }
     let mut r = Reader { b, at: 0 };
-    let mut starts = Vec::with_capacity(rows as usize + 1);
-    let (mut cols, mut vals) = (Vec::with_capacity(b.len() / 3), Vec::with_capacity(b.len() / 3));
+    // a row with entries takes at least three bytes, an entry two
+    let (mut row_list, mut starts) = (Vec::with_capacity(b.len() / 3), Vec::with_capacity(b.len() / 3 + 1));
+    let (mut cols, mut vals) = (Vec::with_capacity(b.len() / 2), Vec::with_capacity(b.len() / 2));
     starts.push(0u32);
-    let mut last = 0i64;
-    for _ in 0..rows {
+    let (mut last, mut next_row) = (0i64, 0u64);
+    while r.at < b.len() {
+        let gap = r.next().ok_or_else(|| bad("truncated"))?;
+        let row = next_row.checked_add(gap).filter(|row| *row < rows).ok_or_else(|| bad("a row past the matrix"))?;
+        next_row = row + 1;
         let n = r.next().ok_or_else(|| bad("truncated"))?;
-        if n > (b.len() - r.at) as u64 / 2 {
-            return Err(bad("a row longer than its bytes"));
+        if n == 0 || n > (b.len() - r.at) as u64 / 2 {
+            return Err(bad("a row without entries, or longer than its bytes"));
         }
         for _ in 0..n {
             let dc = r.next().ok_or_else(|| bad("truncated"))?;
@@ -890,12 +913,10 @@ fn decode_csr(b: &[u8], rows: u64, width: u64, values_len: u64) -> std::result::
             vals.push(v as u32);
             last = c;
         }
+        row_list.push(row as u32);
         starts.push(cols.len() as u32);
     }
-    if r.at != b.len() {
-        return Err(bad("bytes past the last row"));
-    }
-    Ok(Csr { starts, cols, vals })
+    Ok(Csr { rows: row_list, starts, cols, vals })
 }
 
 /// The columns the plain entries read, as written: increasing, each
