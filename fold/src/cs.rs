@@ -192,6 +192,25 @@ impl ColumnOrder {
         self.0[k].get(rank).map_or(rank, |p| *p as usize)
     }
 
+    /// Whether each part's positions are a permutation of its `sizes[k]`
+    /// variables (or absent: the allocation order), as a key read from a
+    /// file must have them before a witness is placed by them.
+    pub fn check(&self, sizes: [usize; 3]) -> Result<()> {
+        for (k, (p, n)) in self.0.iter().zip(sizes).enumerate() {
+            if p.is_empty() {
+                continue;
+            }
+            let mut seen = vec![false; n];
+            let ok = p.len() == n && p.iter().all(|x| seen.get_mut(*x as usize).is_some_and(|s| !std::mem::replace(s, true)));
+            if !ok {
+                return Err(FoldError::Invalid(format!(
+                    "the key's order of part {k}'s variables is not a permutation of its {n}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Part `k`'s first `values.len()` variables (allocation order) in
     /// their columns' order: for a part committed before the rest of W is
     /// known (W₁'s precommitment less its late values, W₂'s). Refused where
@@ -1012,5 +1031,11 @@ mod tests {
         // a late value (the last of W₁) moved among the ones committed first is refused
         let moved = ColumnOrder([vec![5, 0, 1, 2, 3, 4], vec![], vec![]]);
         assert!(moved.place(0, &w1[..5]).is_err());
+        // a key's order must be a permutation of each part
+        assert!(units.columns.check([6, 4, 0]).is_ok());
+        assert!(moved.check([6, 4, 0]).is_ok());
+        for bad in [vec![0, 0, 1, 2, 3, 4], vec![0, 1, 2, 3, 4, 6], vec![0, 1, 2]] {
+            assert!(ColumnOrder([bad.clone(), vec![], vec![]]).check([6, 4, 0]).is_err(), "{bad:?}");
+        }
     }
 }

@@ -500,14 +500,18 @@ where
     /// both shapes, and compare it with the one read: a key changed after it
     /// was written (a flipped bit in a matrix, an edited count) would make
     /// proofs no verifier with the original key accepts. Costs a hash of
-    /// the shapes (nova-snark's shape digests).
+    /// the shapes (nova-snark's shape digests). Also refuses an order of a
+    /// part's variables ([`crate::cs::ColumnOrder`]) that is not a
+    /// permutation of the part, before any witness is placed by it.
     pub fn check_digest(&self) -> Result<()> {
         if digest_of(&self.cfg, &self.shape1, &self.layout1, &self.shape2) != self.digest {
             return Err(FoldError::Invalid(
                 "the parameters' digest is not the one their circuits give: the key was changed after it was written".into(),
             ));
         }
-        Ok(())
+        // where each part's variables sit: a permutation of the part, or none
+        let l = &self.layout1;
+        self.units1.columns.check([l.first, l.second, l.third])
     }
 
     /// The digest as a number of the other field.
