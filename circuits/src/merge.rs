@@ -718,6 +718,114 @@ fn one<CS: ConstraintSystem<Fr>>() -> Expr {
     cst::<CS>(Fr::from(1u64))
 }
 
+/// What every unit of a merge fold reads: the reputations, 2Σρ and the
+/// rounding's offset.
+struct Shared<'a> {
+    weights: &'a [Expr],
+    d2: &'a Expr,
+    off: &'a Expr,
+}
+
+impl MergeCircuit {
+    /// Unit u of a fold: its mask (added to `active`), every checkpoint's
+    /// record range-checked (absorbed into `chains` unless evaluated at ζ),
+    /// the merge identity at each position, its distances added to `dist`.
+    /// Returns the mask and the packed records (for ζ).
+    #[allow(clippy::type_complexity)]
+    fn unit<CS: ConstraintSystem<Fr>>(
+        &self,
+        cu: &mut CS,
+        rc: &mut LogUp,
+        u: usize,
+        sh: &Shared,
+        (chains, dist, active): (&mut [AllocatedNum<Fr>], &mut [Expr], &mut Expr),
+    ) -> Result<(Expr, Vec<Vec<Expr>>), SynthesisError> {
+        let lay = &*self.layout;
+        let (s, n, w) = (lay.slots(), lay.nodes, self.witness.as_deref());
+        let m = alloc(cu.namespace(|| "mask"), w.map(|w| Fr::from(u64::from(w.mask[u]))))?;
+        enforce_bool(cu.namespace(|| "mask_bool"), &var(&m));
+        add_assign(active, &var(&m));
+        // position k of unit u, in every checkpoint: one unit of the
+        // circuit (its values, their range checks, its identity and its
+        // distances), alike for every position and unit
+        let at = |k: usize| u * lay.record_len + k;
+        // every chain's record, range-checked
+        let mut recs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
+        let mut packs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
+        for c in 0..n + 2 {
+            let mut cc = cu.namespace(|| format!("chain{c}"));
+            let vals = (0..lay.record_len)
+                .map(|k| {
+                    zkstep_fold::in_unit("merge", at(k), || {
+                        let v = alloc(
+                            cc.namespace(|| format!("v{k}")),
+                            w.map(|w| fr_from_i128(w.records[c][u][k] as i128)),
+                        )?;
+                        rc.signed(cc.namespace(|| format!("range{k}")), &var(&v), VALUE_BITS)?;
+                        Ok(var(&v))
+                    })
+                })
+                .collect::<Result<Vec<_>, SynthesisError>>()?;
+            if s.evaluated {
+                // added at ζ in the second phase
+                packs.push(pack::<CS>(&vals));
+            } else if let Some(chain) = chains.get_mut(c) {
+                *chain = chain_absorb_if(cc.namespace(|| "absorb"), &var(&m), &var(chain), &pack::<CS>(&vals))?;
+            }
+            recs.push(vals);
+        }
+        // the merge identity and the distances, position by position
+        let mut sq: Vec<Expr> = vec![zero(); n];
+        let mut cm = cu.namespace(|| "merge");
+        for (k, &param) in lay.is_param.iter().enumerate() {
+            let rem = w.map(|w| fr_from_i128(w.rem[u][k]));
+            zkstep_fold::in_unit("merge", at(k), || {
+                position(cm.namespace(|| format!("k{k}")), rc, sh, (&recs, k, rem), param.then_some(&mut sq))
+            })?;
+        }
+        drop(cm);
+        for (i, (d, q)) in dist.iter_mut().zip(&sq).enumerate() {
+            let g = mul(cu.namespace(|| format!("dist{i}")), &var(&m), q)?;
+            add_assign(d, &var(&g));
+        }
+        Ok((var(&m), packs))
+    }
+}
+
+/// Position k of a unit: the merged value's identity 2p + off − r = q·2Σρ
+/// with p = Σᵢ ρᵢ·wᵢ[k] and 0 ≤ r < 2Σρ, and, for a parameter, each node's
+/// squared difference from the centre added to `sq`. `recs`: the unit's
+/// records (the N nodes', the centre, the merged one); `rem`: r's value.
+fn position<CS: ConstraintSystem<Fr>>(
+    mut ck: CS,
+    rc: &mut LogUp,
+    sh: &Shared,
+    (recs, k, rem): (&[Vec<Expr>], usize, Option<Fr>),
+    sq: Option<&mut Vec<Expr>>,
+) -> Result<(), SynthesisError> {
+    let n = sh.weights.len();
+    let mut p = zero();
+    for (i, wi) in sh.weights.iter().enumerate() {
+        let t = mul(ck.namespace(|| format!("rho{i}")), wi, &recs[i][k])?;
+        add_assign(&mut p, &var(&t));
+    }
+    let r = alloc(ck.namespace(|| "r"), rem)?;
+    rc.bits(ck.namespace(|| "r_ge_0"), &var(&r), REMAINDER_BITS)?;
+    let slack = sub(&sub(sh.d2, &one::<CS>()), &var(&r));
+    rc.bits(ck.namespace(|| "r_lt_d"), &slack, REMAINDER_BITS)?;
+    // 2p + off − r = q·2Σρ
+    let lhs = sub(&add(&scale(&p, Fr::from(2u64)), sh.off), &var(&r));
+    enforce_mul(ck.namespace(|| "div"), &recs[n + 1][k], sh.d2, &lhs);
+    if let Some(sq) = sq {
+        for (i, acc) in sq.iter_mut().enumerate() {
+            let d = sub(&recs[i][k], &recs[n][k]);
+            let d_sq = mul(ck.namespace(|| format!("sq{i}")), &d, &d)?;
+            add_assign(acc, &var(&d_sq));
+        }
+    }
+    Ok(())
+}
+
 impl StepCircuit<Fr> for MergeCircuit {
     type Carry = MergeCarry;
 
@@ -768,74 +876,10 @@ impl StepCircuit<Fr> for MergeCircuit {
         let mut dist: Vec<Expr> = (0..n).map(|i| zv(s.dist(i))).collect();
         let mut packed: Vec<(Expr, Vec<Vec<Expr>>)> = vec![];
         let mut active = zero();
+        let shared = Shared { weights: &weights, d2: &d2, off: &off };
         for u in 0..lay.units_per_fold {
             let mut cu = cs.namespace(|| format!("u{u}"));
-            let m = alloc(cu.namespace(|| "mask"), w.map(|w| Fr::from(u64::from(w.mask[u]))))?;
-            enforce_bool(cu.namespace(|| "mask_bool"), &var(&m));
-            add_assign(&mut active, &var(&m));
-            // position k of unit u, in every checkpoint: one unit of the
-            // circuit (its values, their range checks, its identity and its
-            // distances), alike for every position and unit
-            let at = |k: usize| u * lay.record_len + k;
-            // every chain's record, range-checked
-            let mut recs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
-            let mut packs: Vec<Vec<Expr>> = Vec::with_capacity(n + 2);
-            for c in 0..n + 2 {
-                let mut cc = cu.namespace(|| format!("chain{c}"));
-                let vals = (0..lay.record_len)
-                    .map(|k| {
-                        zkstep_fold::in_unit("merge", at(k), || {
-                            let v = alloc(
-                                cc.namespace(|| format!("v{k}")),
-                                w.map(|w| fr_from_i128(w.records[c][u][k] as i128)),
-                            )?;
-                            rc.signed(cc.namespace(|| format!("range{k}")), &var(&v), VALUE_BITS)?;
-                            Ok(var(&v))
-                        })
-                    })
-                    .collect::<Result<Vec<_>, SynthesisError>>()?;
-                if s.evaluated {
-                    // added at ζ in the second phase
-                    packs.push(pack::<CS>(&vals));
-                } else if let Some(chain) = chains.get_mut(c) {
-                    *chain = chain_absorb_if(cc.namespace(|| "absorb"), &var(&m), &var(chain), &pack::<CS>(&vals))?;
-                }
-                recs.push(vals);
-            }
-            packed.push((var(&m), packs));
-            // the merge identity and the distances, position by position
-            let mut sq: Vec<Expr> = vec![zero(); n];
-            let mut cm = cu.namespace(|| "merge");
-            for (k, &param) in lay.is_param.iter().enumerate() {
-                zkstep_fold::in_unit("merge", at(k), || -> Result<(), SynthesisError> {
-                    let mut ck = cm.namespace(|| format!("k{k}"));
-                    let mut p = zero();
-                    for i in 0..n {
-                        let t = mul(ck.namespace(|| format!("rho{i}")), &weights[i], &recs[i][k])?;
-                        add_assign(&mut p, &var(&t));
-                    }
-                    let r = alloc(ck.namespace(|| "r"), w.map(|w| fr_from_i128(w.rem[u][k])))?;
-                    rc.bits(ck.namespace(|| "r_ge_0"), &var(&r), REMAINDER_BITS)?;
-                    let slack = sub(&sub(&d2, &one::<CS>()), &var(&r));
-                    rc.bits(ck.namespace(|| "r_lt_d"), &slack, REMAINDER_BITS)?;
-                    // 2p + off − r = q·2Σρ
-                    let lhs = sub(&add(&scale(&p, Fr::from(2u64)), &off), &var(&r));
-                    enforce_mul(ck.namespace(|| "div"), &recs[n + 1][k], &d2, &lhs);
-                    if param {
-                        for (i, acc) in sq.iter_mut().enumerate() {
-                            let d = sub(&recs[i][k], &recs[n][k]);
-                            let d_sq = mul(ck.namespace(|| format!("sq{i}")), &d, &d)?;
-                            add_assign(acc, &var(&d_sq));
-                        }
-                    }
-                    Ok(())
-                })?;
-            }
-            drop(cm);
-            for i in 0..n {
-                let g = mul(cu.namespace(|| format!("dist{i}")), &var(&m), &sq[i])?;
-                add_assign(&mut dist[i], &var(&g));
-            }
+            packed.push(self.unit(&mut cu, &mut rc, u, &shared, (&mut chains, &mut dist, &mut active))?);
         }
         // where the last unit was absorbed: is_final = [remaining − active = 0]
         let left = sub(&zv(Slots::REMAINING), &active);
