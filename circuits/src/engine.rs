@@ -38,8 +38,16 @@ use zkstep_fold::{compress, FoldError};
 pub type E1 = nova_snark::provider::Bn256EngineKZG;
 /// Secondary engine (Grumpkin, commitments in rows under shared
 /// generators: zkstep-fold's `rows`, whose IPA the verifier runs over
-/// half the generators).
+/// a quarter of the generators, one row's).
 pub type E2 = zkstep_fold::rows::GrumpkinRows;
+/// Read the folding layer's RO constants for these engines now (a
+/// process shares them: `zkstep_fold::params::shared_constants`), so that a
+/// key read later finds them: `zkstep-verify` calls it on a thread of its
+/// own while it reads its files.
+pub fn warm_constants() {
+    let _ = zkstep_fold::params::RoSet::<E1, E2>::default();
+}
+
 /// Evaluation engine of the primary's later-part openings (HyperKZG: its
 /// opening shows that a commitment lies on the first m generators, which
 /// the challenges' soundness needs; docs/SOUNDNESS.md).

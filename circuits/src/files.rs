@@ -71,8 +71,11 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// in each part's columns (zkstep-fold's `in_unit`), and the verifying key
 /// writes one unit's entries a group (`spartan`'s blocks) and the other
 /// entries' columns through the list of those they read — every key
-/// changed, the constraints did not.
-pub const FILE_VERSION: u32 = 31;
+/// changed, the constraints did not; 32: the secondary's commitments in
+/// four rows, not two (zkstep-fold's `rows::ROWS`: the verifier's IPA over
+/// 2¹¹ generators; the primary folds four more points a fold) — every key
+/// and proof changed.
+pub const FILE_VERSION: u32 = 32;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
 pub const MAX_PAYLOAD: u64 = 1 << 32;

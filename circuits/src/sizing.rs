@@ -310,30 +310,29 @@ pub fn check_provable(spec: &ModelSpec, budget: usize) -> Result<(), CircuitErro
     Err(unprovable(least))
 }
 
-// The cost model, fitted on one host (AMD EPYC, 2 cores; BENCHMARKS.md,
-// "Spartan at every fold size, folds sized by a refitted model"). Only the
-// ratios matter: it ranks layouts, it does not promise seconds elsewhere.
+// The cost model, fitted on one host (Intel Xeon at 2.1 GHz, 2 vCPUs;
+// format 32, width 128 batch 8 at 12, 16 and 22 rows a fold, widths 256
+// and 512: BENCHMARKS.md, "Format 32"). Only the ratios matter: it ranks
+// layouts, it does not promise seconds elsewhere.
 /// Seconds every fold costs whatever its size: the secondary circuit's
 /// fold, the folding layer's hashes, three synthesis passes.
-const FOLD_S_PER_FOLD: f64 = 0.34;
-/// Seconds of folding per primary constraint (the step's and the layer's).
-const FOLD_S_PER_CONSTRAINT: f64 = 3.87e-6;
-/// Seconds of folding per squared primary constraint: a fold grows dearer
-/// than linearly (0.56 s at 44k constraints, 0.78 s at 78k, 1.08–1.14 s at
-/// 123k, 1.35 s at 138k, 2.34 s at 228k measured at widths 128–512, batch
-/// 8: its MSMs and cross term outgrow the caches); least squares.
-const FOLD_S_PER_CONSTRAINT2: f64 = 2.17e-11;
+const FOLD_S_PER_FOLD: f64 = 0.18;
+/// Seconds of folding per primary constraint (the step's and the layer's):
+/// 0.54 s a fold at 82.5k constraints, 0.62 s at 99.5k, 0.76 s at 133k.
+const FOLD_S_PER_CONSTRAINT: f64 = 4.36e-6;
 /// Seconds of MicroSpartan compression per element of the padded instance
 /// (88.7 s at 2²¹ measured: its commitments are MSMs of that size).
 const MICROSPARTAN_S_PER_PADDED: f64 = 42.0e-6;
 /// Seconds of Spartan compression whatever the fold (the secondary's proof
-/// and its opening; 4.0 s at 55k and 78k primary constraints, 5.3 s at
-/// 123k, 8.1 s at 138k, 9.3 s at 228k measured; least squares with the
-/// next constant).
-const SPARTAN_S_FIXED: f64 = 1.8;
-/// Seconds of Spartan compression per primary constraint (the masking
-/// folds, the openings of W₂ and W₃, Spartan's own sum-checks).
-const SPARTAN_S_PER_CONSTRAINT: f64 = 3.4e-5;
+/// and its opening).
+const SPARTAN_S_FIXED: f64 = 0.6;
+/// Seconds of Spartan compression per element of the primary's padded
+/// instance, the larger of its constraints and its witness W₃ ‖ W₂ ‖ W₁
+/// as zkstep-fold pads it ([`witness_len`]): its sum-checks, masking folds
+/// and the openings of W₂ and W₃ run over that many (1.6 s at 2¹⁷, 2.5–2.7
+/// s at 2¹⁸ measured). A fold whose padded witness passes a power of two
+/// pays for it here, not in its constraints.
+const SPARTAN_S_PER_PADDED: f64 = 7.6e-6;
 
 /// The default compression for a fold of these statistics: Spartan, the
 /// fastest proof at every size measured (MicroSpartan's commitments to the
@@ -367,10 +366,13 @@ pub fn estimated_prove_s_with(
     compression: Option<Compression>,
 ) -> Result<f64, CircuitError> {
     let st = shape_stats(layout)?;
-    let c = (st.constraints + st.layer.primary_constraints) as f64;
-    let per_fold = FOLD_S_PER_FOLD + c * FOLD_S_PER_CONSTRAINT + c * c * FOLD_S_PER_CONSTRAINT2;
+    let cons = st.constraints + st.layer.primary_constraints;
+    let c = cons as f64;
+    let per_fold = FOLD_S_PER_FOLD + c * FOLD_S_PER_CONSTRAINT;
     let compress = match compression.unwrap_or_else(|| default_compression(&st)) {
-        Compression::Spartan => SPARTAN_S_FIXED + c * SPARTAN_S_PER_CONSTRAINT,
+        Compression::Spartan => {
+            SPARTAN_S_FIXED + cons.max(witness_len(&st)).next_power_of_two() as f64 * SPARTAN_S_PER_PADDED
+        }
         Compression::MicroSpartan => padded_size(&st) as f64 * MICROSPARTAN_S_PER_PADDED,
     };
     Ok(layout.num_folds() as f64 * per_fold + compress)
@@ -418,8 +420,10 @@ pub fn fit_fastest_as(
         return Ok(best);
     }
     // fewer rows make a smaller fold (within every bound the largest met):
+    // the fewest rows that keep as many folds for the widest layer, then
     // halve down to one row, so one unit a fold is always a candidate
-    let mut cands = vec![];
+    let widest = best.widest_layer();
+    let mut cands = vec![layout_as(spec, widest.div_ceil(widest.div_ceil(best.rows)), 1, scheme)?];
     let mut rows = best.rows / 2;
     while rows >= 1 {
         cands.push(layout_as(spec, rows, 1, scheme)?);

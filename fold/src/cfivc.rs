@@ -90,16 +90,16 @@ where
     E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
     E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
-    let link = |acc, c| chain_link::<E1, E2>(&pp.ro.n2, acc, c);
+    let link = |acc, c| chain_link::<E1, E2>(pp.ro.n2(), acc, c);
     let end1 = pre.iter().fold(E1::Scalar::ZERO, |acc, p| link(acc, &p.comm));
     let seconds: Option<Vec<_>> = pre.iter().map(|p| p.second()).collect();
     match seconds {
         Some(s) if pp.cfg.mode == ChallengeMode::PerRunTwice => {
             let end2 = s.iter().fold(E1::Scalar::ZERO, |acc, c| link(acc, &c.comm));
-            drawn_run::<E2>(&pp.ro.n2, &pp.cfg, &[end1, end2])
+            drawn_run::<E2>(pp.ro.n2(), &pp.cfg, &[end1, end2])
         }
         _ => {
-            let mut ch = drawn_run::<E2>(&pp.ro.n2, &pp.cfg, &[end1, E1::Scalar::ZERO]);
+            let mut ch = drawn_run::<E2>(pp.ro.n2(), &pp.cfg, &[end1, E1::Scalar::ZERO]);
             ch.truncate(pp.cfg.challenges - pp.cfg.late);
             ch
         }
@@ -182,7 +182,7 @@ where
         let parts = cfg.primary_parts();
         Ok(CfIvc {
             arity: cfg.arity,
-            h0: first_hash::<E1, E2>(&pp.ro.n2, pp.digest, &cfg, &z),
+            h0: first_hash::<E1, E2>(pp.ro.n2(), pp.digest, &cfg, &z),
             zi: z,
             chain: vec![E1::Scalar::ZERO; cfg.chain_len()],
             i: 0,
@@ -260,7 +260,7 @@ where
             Some((u1, w1)) => {
                 let mut sponge = None;
                 let (t1, next1, next1_w) = nifs::fold_with(&pp.ck1, &pp.shape1, &self.run1, &self.run1_w, u1, w1, |t| {
-                    let (k, h) = own_challenge::<E1, E2>(&pp.ro.n2, pp.digest, u1, t);
+                    let (k, h) = own_challenge::<E1, E2>(pp.ro.n2(), pp.digest, u1, t);
                     let k = k ^ forge.k_xor;
                     sponge = Some((k, h));
                     odd_challenge::<E1::Scalar>(k, 128)
@@ -294,7 +294,7 @@ where
                     .chain
                     .iter()
                     .zip(&u1.comm_w)
-                    .map(|(c, w)| chain_link::<E1, E2>(&pp.ro.n2, *c, w))
+                    .map(|(c, w)| chain_link::<E1, E2>(pp.ro.n2(), *c, w))
                     .collect::<Vec<_>>();
                 Some((next1, next1_w, runcf, runcf_w, chain))
             }
@@ -345,17 +345,17 @@ where
             .chain
             .iter()
             .zip(&u1.comm_w)
-            .map(|(c, w)| chain_link::<E1, E2>(&pp.ro.n2, *c, w))
+            .map(|(c, w)| chain_link::<E1, E2>(pp.ro.n2(), *c, w))
             .collect();
         let mut z = z0.to_vec();
-        z.extend(drawn_run::<E2>(&pp.ro.n2, &cfg, &ends));
+        z.extend(drawn_run::<E2>(pp.ro.n2(), &cfg, &ends));
         if self.zi[cfg.arity..] != z[cfg.arity..] {
             return Err(FoldError::Rejected("the run's challenges are not the chains'".into()));
         }
-        let mut state = vec![first_hash::<E1, E2>(&pp.ro.n2, pp.digest, &cfg, &z)];
+        let mut state = vec![first_hash::<E1, E2>(pp.ro.n2(), pp.digest, &cfg, &z)];
         state.extend_from_slice(&self.zi);
         state.extend_from_slice(&self.chain);
-        let h = state_hash::<E1, E2>(&pp.ro.n2, pp.digest, num_steps, &state, &self.run1, &self.runcf, self.blind);
+        let h = state_hash::<E1, E2>(pp.ro.n2(), pp.digest, num_steps, &state, &self.run1, &self.runcf, self.blind);
         if h != u1.x[0] {
             return Err(FoldError::Rejected("the last instance's state hash does not open to z_n".into()));
         }

@@ -74,8 +74,8 @@ where
 #[serde(bound = "")]
 pub struct VerifierKey<E1, E2, S1, S2, EE1>
 where
-    E1: Engine,
-    E2: Engine,
+    E1: Engine + 'static,
+    E2: Engine + 'static,
     S1: Compressor<E1>,
     S2: Compressor<E2>,
     EE1: EvaluationEngineTrait<E1> + BoundsDegree,
@@ -327,7 +327,7 @@ where
         }
         let (t_last2, f2, f2_w) = nifs::fold(
             &pp.ck2,
-            &pp.ro.n2,
+            pp.ro.n2(),
             pp.digest,
             &pp.shape2,
             &ivc.run2,
@@ -337,7 +337,7 @@ where
         )?;
         let (t_rand2, n2, n2_w) = nifs::fold_relaxed(
             &pp.ck2,
-            &pp.ro.n2,
+            pp.ro.n2(),
             pp.digest,
             &pp.shape2,
             &f2,
@@ -347,7 +347,7 @@ where
         )?;
         let (t_rand1, n1, n1_w) = nifs::fold_relaxed(
             &pp.ck1,
-            &pp.ro.n1,
+            pp.ro.n1(),
             pp.digest_base(),
             &pp.shape1,
             &ivc.run1,
@@ -497,8 +497,8 @@ where
         // called and lets an idle thread take the second: the two SNARKs
         // start at once, the openings and `last` wait for a free thread.
         let secondary = || -> Result<()> {
-            let f2 = nifs::verify_fold(&view.ro.n2, vk.digest, &self.run2, &self.last2, &self.t_last2);
-            let n2 = nifs::verify_relaxed(&view.ro.n2, vk.digest, &f2, &self.rand2, &self.t_rand2);
+            let f2 = nifs::verify_fold(view.ro.n2(), vk.digest, &self.run2, &self.last2, &self.t_last2);
+            let n2 = nifs::verify_relaxed(view.ro.n2(), vk.digest, &f2, &self.rand2, &self.t_rand2);
             let u2 = derandomize::<E2>(&vk.dk2, &n2, &[self.blind2_w], &self.r_e2)?;
             self.snark2
                 .check(&vk.vk2, &u2)
@@ -506,7 +506,7 @@ where
         };
         let primary = || -> Result<()> {
             let n1 = nifs::verify_relaxed(
-                &view.ro.n1,
+                view.ro.n1(),
                 view.digest_base(),
                 &self.run1,
                 &self.rand1,

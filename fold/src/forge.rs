@@ -283,7 +283,7 @@ fn a_chain_that_does_not_start_at_zero_is_rejected() {
     let c = perm(&[5, 6], &[6, 5], false);
     let (pre, _) = Ivc::precommit(pp, &c, &z0).unwrap();
     let start = <E1 as Engine>::Base::from(7);
-    let end = crate::hash::chain_link::<E1>(&pp.ro.n1, start, &pre.comm);
+    let end = crate::hash::chain_link::<E1>(pp.ro.n1(), start, &pre.comm);
     let ch = crate::ivc::derive_run(&pp.view(), &[end]);
     let mut ivc = Ivc::new(pp, &z0, ch).unwrap();
     ivc.chain = vec![start];

@@ -146,7 +146,7 @@ where
     E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
     E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
-    let link = |acc, c: &Commitment<E1>| chain_link::<E1>(&pp.ro.n1, acc, c);
+    let link = |acc, c: &Commitment<E1>| chain_link::<E1>(pp.ro.n1(), acc, c);
     let end1 = pre.iter().fold(E1::Base::ZERO, |acc, p| link(acc, &p.comm));
     let v = pp.view();
     let seconds: Option<Vec<_>> = pre.iter().map(|p| p.second.as_ref()).collect();
@@ -170,7 +170,7 @@ where
     E1: Engine<Base = <E2 as Engine>::Scalar> + 'static,
     E2: Engine<Base = <E1 as Engine>::Scalar> + 'static,
 {
-    drawn_run::<E1>(&v.ro.n1, &v.cfg, ends)
+    drawn_run::<E1>(v.ro.n1(), &v.cfg, ends)
         .into_iter()
         .map(field_switch::<E1::Base, E1::Scalar>)
         .collect()
@@ -529,7 +529,7 @@ where
         } else {
             let (t, u, w) = nifs::fold(
                 &pp.ck2,
-                &pp.ro.n2,
+                pp.ro.n2(),
                 pp.digest,
                 &pp.shape2,
                 &self.run2,
@@ -591,7 +591,7 @@ where
         } else {
             let (t, u, w) = nifs::fold(
                 &pp.ck1,
-                &pp.ro.n1,
+                pp.ro.n1(),
                 pp.digest_base(),
                 &pp.shape1,
                 &self.run1,
@@ -626,7 +626,7 @@ where
             .chain
             .iter()
             .zip(&u1.comm_w)
-            .map(|(c, w)| chain_link::<E1>(&pp.ro.n1, *c, w))
+            .map(|(c, w)| chain_link::<E1>(pp.ro.n1(), *c, w))
             .collect();
         self.zi = z_next;
         self.run1 = run1;
@@ -693,7 +693,7 @@ where
 {
     match (pp.cfg.mode, pre) {
         (ChallengeMode::PerFold, Some(p)) => (0..pp.cfg.challenges)
-            .map(|j| field_switch(fold_drawn::<E1>(&pp.ro.n1, pp.digest_base(), &p.comm, j)))
+            .map(|j| field_switch(fold_drawn::<E1>(pp.ro.n1(), pp.digest_base(), &p.comm, j)))
             .collect(),
         _ => vec![],
     }
@@ -761,13 +761,13 @@ where
     let h0 = first_hash(pp, z0);
     let mut state = vec![h0];
     state.extend_from_slice(st.zn);
-    let hp = state_hash::<E2>(&pp.ro.n2, pp.digest, n, &state, st.run2, st.blind1);
+    let hp = state_hash::<E2>(pp.ro.n2(), pp.digest, n, &state, st.run2, st.blind1);
     if hp != field_switch::<E2::Scalar, E1::Scalar>(st.last2.x[0]) {
         return Err(FoldError::Rejected(
             "the primary's state hash does not open to z_n".into(),
         ));
     }
-    let hs = state_hash::<E1>(&pp.ro.n1, pp.digest_base(), n, st.chain, st.run1, st.blind2);
+    let hs = state_hash::<E1>(pp.ro.n1(), pp.digest_base(), n, st.chain, st.run1, st.blind2);
     if hs != st.last2.x[1] {
         return Err(FoldError::Rejected(
             "the secondary's state hash does not open".into(),
@@ -785,7 +785,7 @@ where
     let mut state = vec![E1::Scalar::ZERO];
     state.extend_from_slice(z0);
     state_hash::<E2>(
-        &pp.ro.n2,
+        pp.ro.n2(),
         pp.digest,
         0,
         &state,

@@ -16,32 +16,43 @@ use nova_snark::traits::commitment::CommitmentEngineTrait;
 use nova_snark::traits::{Engine, ROConstants, ROConstantsCircuit};
 use serde::{Deserialize, Serialize};
 use sha3::{Digest, Sha3_256};
-use std::any::type_name;
-use std::sync::OnceLock;
+use std::any::{type_name, Any, TypeId};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The Poseidon constants of both curves' ROs, native and in-circuit
-/// (deterministic: never stored in keys), from [`native_constants`]
+/// (deterministic: never stored in keys), from [`shared_constants`]
 /// (presets for BN254/Grumpkin, else derived: ≈ 0.2 s each on the
-/// development machine); the in-circuit ones on first use, so a verifier
-/// never makes them.
+/// development machine), read once a process and shared; the in-circuit
+/// ones on first use, so a verifier never makes them.
 pub struct RoSet<E1: Engine, E2: Engine> {
-    /// Native, over E1's base field (the secondary's hashes).
-    pub n1: ROConstants<E1>,
-    /// Native, over E2's base field (the primary's hashes).
-    pub n2: ROConstants<E2>,
-    c1: OnceLock<ROConstantsCircuit<E1>>,
-    c2: OnceLock<ROConstantsCircuit<E2>>,
+    n1: Arc<ROConstants<E1>>,
+    n2: Arc<ROConstants<E2>>,
+    c1: OnceLock<Arc<ROConstantsCircuit<E1>>>,
+    c2: OnceLock<Arc<ROConstantsCircuit<E2>>>,
 }
 
 impl<E1: Engine, E2: Engine> RoSet<E1, E2> {
+    /// Native, over E1's base field (the secondary's hashes).
+    pub fn n1(&self) -> &ROConstants<E1> {
+        &self.n1
+    }
+
+    /// Native, over E2's base field (the primary's hashes).
+    pub fn n2(&self) -> &ROConstants<E2> {
+        &self.n2
+    }
+}
+
+impl<E1: Engine + 'static, E2: Engine + 'static> RoSet<E1, E2> {
     /// In the secondary circuit.
     pub fn c1(&self) -> &ROConstantsCircuit<E1> {
-        self.c1.get_or_init(native_constants)
+        self.c1.get_or_init(shared_constants)
     }
 
     /// In the primary circuit.
     pub fn c2(&self) -> &ROConstantsCircuit<E2> {
-        self.c2.get_or_init(native_constants)
+        self.c2.get_or_init(shared_constants)
     }
 }
 
@@ -56,11 +67,11 @@ impl<E1: Engine, E2: Engine> Clone for RoSet<E1, E2> {
     }
 }
 
-impl<E1: Engine, E2: Engine> Default for RoSet<E1, E2> {
+impl<E1: Engine + 'static, E2: Engine + 'static> Default for RoSet<E1, E2> {
     fn default() -> Self {
         RoSet {
-            n1: native_constants::<ROConstants<E1>>(),
-            n2: native_constants::<ROConstants<E2>>(),
+            n1: shared_constants::<ROConstants<E1>>(),
+            n2: shared_constants::<ROConstants<E2>>(),
             c1: OnceLock::new(),
             c2: OnceLock::new(),
         }
@@ -94,6 +105,26 @@ pub fn native_constants<T: Default + for<'de> Deserialize<'de>>() -> T {
     preset(type_name::<T>())
         .and_then(|b| postcard::from_bytes(b).ok())
         .unwrap_or_default()
+}
+
+/// [`native_constants`] of type `T`, read once a process and shared (a
+/// verifier's key, its proof and a prover's parameters all hold them; a
+/// second reader waits for the first). Why: reading a preset is ≈ 1 ms of
+/// a fresh verification's serial start, which `zkstep-verify` now does on a
+/// thread of its own beside reading the files.
+pub fn shared_constants<T>() -> Arc<T>
+where
+    T: Default + for<'de> Deserialize<'de> + Send + Sync + 'static,
+{
+    type Shared = Mutex<BTreeMap<TypeId, Arc<OnceLock<Arc<dyn Any + Send + Sync>>>>>;
+    static SHARED: OnceLock<Shared> = OnceLock::new();
+    let slot = {
+        let mut map = SHARED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(TypeId::of::<T>()).or_default().clone()
+    };
+    let any = slot.get_or_init(|| Arc::new(native_constants::<T>()) as Arc<dyn Any + Send + Sync>);
+    // the slot of T's TypeId holds a T
+    any.clone().downcast::<T>().unwrap_or_else(|_| Arc::new(native_constants::<T>()))
 }
 
 /// What verification reads of the parameters (the verifier key has it too).

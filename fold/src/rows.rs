@@ -46,11 +46,13 @@ use serde::{Deserialize, Serialize};
 use std::ops::{Add, Mul, MulAssign, Range};
 
 /// Rows a commitment has: the verifier's IPA runs over n/ROWS generators
-/// and a fold of the secondary costs the primary ROWS ladders a
-/// commitment. Two, not four: four took the primary's last witness part
-/// past 2¹⁴ variables, which doubled its padded witness at widths 128 and
-/// 512 (docs/design/fresh-verify.md, "The secondary's commitments in rows").
-pub const ROWS: usize = 2;
+/// (2¹¹ of the secondary's 2¹³) and a fold of the secondary costs the
+/// primary ROWS ladders a commitment. Four since format 32: the primary's
+/// last witness part W₃ passes 2¹⁴ variables with them (≈ 20.5k), which
+/// doubles a fold's padded witness only where W₂ is within 2¹⁵ of a power
+/// of two (width 128 at 12 rows a fold), and the fold sizing counts that
+/// padding (docs/design/fresh-verify.md, "Four rows").
+pub const ROWS: usize = 4;
 
 type G = GrumpkinEngine;
 type Scalar = grumpkin::Scalar;

@@ -840,37 +840,41 @@ impl<F: PrimeField> Matrices<F> {
         let width = nv + 1 + ni;
         let values_len = values.len() as u64;
         let used = decode_used(&used.0, width).map_err(|e| bad(&e))?;
-        let [a, b, c] = &abc;
-        let dec = |b: &[u8]| decode_csr(b, nc, used.len() as u64, values_len);
-        let (a, (b, c)) = rayon::join(|| dec(&a.0), || rayon::join(|| dec(&b.0), || dec(&c.0)));
-        let csr = |m: std::result::Result<Csr, String>| m.map_err(|e| bad(&e));
-        let abc = [csr(a)?, csr(b)?, csr(c)?];
+        // the blocks' places in order (groups in order, each at a multiple
+        // of its U, within the rows), then every matrix decoded side by side
         let mut end = 0u64;
-        let blocks = blocks
-            .into_iter()
-            .map(|(k, base, rows, classes, m)| {
-                // groups in order, each at a multiple of its U, within the rows
-                let fits = (1..=MAX_LOG).contains(&k)
-                    && rows > 0
-                    && base >= end
-                    && base % (1 << k) == 0
-                    && rows.checked_shl(k).and_then(|r| r.checked_add(base)).is_some_and(|e| e <= nc);
-                if !fits {
-                    return Err(bad(&format!("a block of 2^{k} units of {rows} rows at row {base}")));
-                }
-                end = base + (rows << k);
-                let classes = decode_classes(&classes.0, 1 << k, width).map_err(|e| bad(&e))?;
-                let n = (classes.len() >> k) as u64;
-                let dec = |b: &[u8]| decode_csr(b, rows, n, values_len).map_err(|e| bad(&format!("a block: {e}")));
-                Ok(Block {
-                    log_u: k,
-                    base: base as usize,
-                    rows: rows as usize,
-                    classes,
-                    abc: [dec(&m[0].0)?, dec(&m[1].0)?, dec(&m[2].0)?],
-                })
+        for &(k, base, rows, _, _) in &blocks {
+            let fits = (1..=MAX_LOG).contains(&k)
+                && rows > 0
+                && base >= end
+                && base % (1 << k) == 0
+                && rows.checked_shl(k).and_then(|r| r.checked_add(base)).is_some_and(|e| e <= nc);
+            if !fits {
+                return Err(bad(&format!("a block of 2^{k} units of {rows} rows at row {base}")));
+            }
+            end = base + (rows << k);
+        }
+        let three = |dec: &(dyn Fn(&Bytes<'_>) -> std::result::Result<Csr, String> + Sync), m: &[Bytes<'_>; 3]| {
+            let (a, (b, c)) = rayon::join(|| dec(&m[0]), || rayon::join(|| dec(&m[1]), || dec(&m[2])));
+            Ok::<_, String>([a?, b?, c?])
+        };
+        let block = |(k, base, rows, classes, m): BlockParts<'_>| -> std::result::Result<Block, String> {
+            let classes = decode_classes(&classes.0, 1 << k, width).map_err(|e| bad(&e))?;
+            let n = (classes.len() >> k) as u64;
+            let dec = |b: &Bytes<'_>| decode_csr(&b.0, rows, n, values_len).map_err(|e| bad(&format!("a block: {e}")));
+            Ok(Block {
+                log_u: k,
+                base: base as usize,
+                rows: rows as usize,
+                classes,
+                abc: three(&dec, &m)?,
             })
-            .collect::<std::result::Result<Vec<_>, String>>()?;
+        };
+        let plain = |b: &Bytes<'_>| decode_csr(&b.0, nc, used.len() as u64, values_len).map_err(|e| bad(&e));
+        let (abc, blocks) = rayon::join(|| three(&plain, &abc), || blocks.into_par_iter().map(block).collect::<Vec<_>>());
+        // the first error in the order written
+        let abc = abc?;
+        let blocks = blocks.into_iter().collect::<std::result::Result<Vec<_>, String>>()?;
         Ok(Matrices {
             num_cons: nc as usize,
             num_vars: nv as usize,

@@ -232,8 +232,10 @@ fn check_key(a: &Args, vk: &VerifyingKey, dir: &Path) -> Result<(), ExitCode> {
 
 /// Read, check and verify; returns the exit status.
 fn run(a: &Args) -> ExitCode {
-    // the Poseidon constants (≈ 0.1 s to derive) are built while the key is read
+    // the Poseidon constants (zkstep's, and the folding layer's ROs') are
+    // read while the files are
     std::thread::spawn(|| {
+        zkstep_circuits::engine::warm_constants();
         zkstep_core::poseidon::constants();
     });
     if let Some(path) = &a.proof {
