@@ -73,8 +73,10 @@ pub const MAGIC: &[u8; 7] = b"ZKSTEP\0";
 /// entries' columns through the list of those they read — every key
 /// changed, the constraints did not; 32: the secondary's commitments in
 /// four rows, not two (zkstep-fold's `rows::ROWS`: the verifier's IPA over
-/// 2¹¹ generators; the primary folds four more points a fold) — every key
-/// and proof changed.
+/// 2¹¹ generators; the primary folds four more points a fold), and
+/// Commit(θ) under keys on KZG points hashes its eight values with the
+/// short sponge (`theta::point_commitment`) — every key and proof changed,
+/// and every KZG checkpoint commitment.
 pub const FILE_VERSION: u32 = 32;
 const HEADER: usize = 7 + 1 + 4 + 32 + 1 + 8 + 32;
 /// Largest payload we accept (4 GiB): a hostile length must not make us allocate.
