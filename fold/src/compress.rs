@@ -128,8 +128,8 @@ where
     r_e1: E1::Scalar,
     blind2_w: E2::Scalar,
     r_e2: E2::Scalar,
-    snark1: S1,
-    snark2: S2,
+    snark1: S1::Proof,
+    snark2: S2::Proof,
     // one per part after W₁
     openings: Vec<SecondOpening<E1, EE1>>,
 }
@@ -392,8 +392,8 @@ where
             r_e1: n1_w.r_e,
             blind2_w: n2_w.blinds[0],
             r_e2: n2_w.r_e,
-            snark1: snark1?,
-            snark2: snark2?,
+            snark1: snark1?.into_proof()?,
+            snark2: snark2?.into_proof()?,
             openings: openings?,
         })
     }
@@ -500,8 +500,7 @@ where
             let f2 = nifs::verify_fold(view.ro.n2(), vk.digest, &self.run2, &self.last2, &self.t_last2);
             let n2 = nifs::verify_relaxed(view.ro.n2(), vk.digest, &f2, &self.rand2, &self.t_rand2);
             let u2 = derandomize::<E2>(&vk.dk2, &n2, &[self.blind2_w], &self.r_e2)?;
-            self.snark2
-                .check(&vk.vk2, &u2)
+            S2::check(&self.snark2, &vk.vk2, &u2)
                 .map_err(|e| FoldError::Rejected(format!("the secondary's SNARK: {e}")))
         };
         let primary = || -> Result<()> {
@@ -529,7 +528,7 @@ where
                 }
                 Ok(())
             };
-            let (r1, ro) = rayon::join(|| self.snark1.check(&vk.vk1, &u1), openings);
+            let (r1, ro) = rayon::join(|| S1::check(&self.snark1, &vk.vk1, &u1), openings);
             ro?;
             r1.map_err(|e| FoldError::Rejected(format!("the primary's SNARK: {e}")))
         };

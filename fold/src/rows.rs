@@ -30,7 +30,6 @@ use crate::ipa::{self, FastIpa};
 use ff::Field;
 use nova_snark::errors::NovaError;
 use nova_snark::provider::bn256_grumpkin::grumpkin;
-use nova_snark::provider::ipa_pc::InnerProductArgument;
 use nova_snark::provider::keccak::Keccak256Transcript;
 use nova_snark::provider::pedersen;
 use nova_snark::provider::poseidon::{PoseidonRO, PoseidonROCircuit};
@@ -343,7 +342,7 @@ fn inner_transcript(outer: &mut Keccak256Transcript<GrumpkinRows>, comm: &RowCom
 impl EvaluationEngineTrait<GrumpkinRows> for RowIpa {
     type ProverKey = ipa::ProverKey<G>;
     type VerifierKey = ipa::VerifierKey<G>;
-    type EvaluationArgument = InnerProductArgument<G>;
+    type EvaluationArgument = ipa::Argument<G>;
 
     fn setup(ck: &RowKey) -> Result<(Self::ProverKey, Self::VerifierKey), NovaError> {
         FastIpa::<G>::setup(ck)

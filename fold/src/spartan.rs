@@ -61,8 +61,15 @@ pub trait Compressor<E: Engine>: RelaxedR1CSSNARKTrait<E> {
     /// the shape's rows' unit groups, where its key can use them).
     fn keys(ck: &CommitmentKey<E>, shape: &R1CSShape<E>, groups: &RowGroups) -> Result<(Self::ProverKey, Self::Vk)>;
 
+    /// What a proof file holds for this SNARK: the same bytes as the SNARK,
+    /// in the form the verifier reads (decoded once, with the proof).
+    type Proof: Clone + Serialize + DeserializeOwned + Send + Sync;
+
+    /// The SNARK as a proof file holds it.
+    fn into_proof(self) -> Result<Self::Proof>;
+
     /// Check the proof of `u`.
-    fn check(&self, vk: &Self::Vk, u: &RelaxedR1CSInstance<E>) -> Result<()>;
+    fn check(p: &Self::Proof, vk: &Self::Vk, u: &RelaxedR1CSInstance<E>) -> Result<()>;
 }
 
 /// MicroSpartan: nova-snark's key (commitments to the matrices) and verifier.
@@ -73,8 +80,14 @@ impl<E: Engine, EE: EvaluationEngineTrait<E>> Compressor<E> for ppsnark::Relaxed
         Ok(Self::setup(ck, shape)?)
     }
 
-    fn check(&self, vk: &Self::Vk, u: &RelaxedR1CSInstance<E>) -> Result<()> {
-        Ok(self.verify(vk, u)?)
+    type Proof = Self;
+
+    fn into_proof(self) -> Result<Self> {
+        Ok(self)
+    }
+
+    fn check(p: &Self, vk: &Self::Vk, u: &RelaxedR1CSInstance<E>) -> Result<()> {
+        Ok(p.verify(vk, u)?)
     }
 }
 
@@ -105,13 +118,21 @@ impl<E: Engine, EE: EeStore<E>> Compressor<E> for snark::RelaxedR1CSSNARK<E, EE>
         ))
     }
 
-    fn check(&self, vk: &Self::Vk, u: &RelaxedR1CSInstance<E>) -> Result<()> {
-        let bytes = postcard::to_stdvec(self).map_err(internal)?;
-        let parts: ProofParts<E, EE> = match postcard::take_from_bytes(&bytes) {
-            Ok((p, [])) => p,
-            _ => return Err(internal("a Spartan proof that does not read as its parts")),
-        };
-        Ok(vk.verify(&parts, u)?)
+    // the parts, not nova-snark's struct (whose fields are private): a
+    // verifier that re-encoded the struct to read them would recompute
+    // every point's square root (≈ 0.5 ms on a Grumpkin proof)
+    type Proof = ProofParts<E, EE>;
+
+    fn into_proof(self) -> Result<ProofParts<E, EE>> {
+        let bytes = postcard::to_stdvec(&self).map_err(internal)?;
+        match postcard::take_from_bytes(&bytes) {
+            Ok((p, [])) => Ok(p),
+            _ => Err(internal("a Spartan proof that does not read as its parts")),
+        }
+    }
+
+    fn check(p: &ProofParts<E, EE>, vk: &Self::Vk, u: &RelaxedR1CSInstance<E>) -> Result<()> {
+        Ok(vk.verify(p, u)?)
     }
 }
 
@@ -185,7 +206,7 @@ impl EeStore<crate::rows::GrumpkinRows> for crate::rows::RowIpa {
 /// nova-snark's `spartan::snark::RelaxedR1CSSNARK`, field by field in its
 /// serde order (its fields are private; `parts_read_back_as_the_proof`
 /// checks the two write the same bytes).
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(bound = "")]
 pub struct ProofParts<E: Engine, EE: EvaluationEngineTrait<E>> {
     sc_outer: SumcheckProof<E>,
@@ -1011,6 +1032,7 @@ mod tests {
     type Ee2 = crate::ipa::FastIpa<E2>;
     type Sp1 = snark::RelaxedR1CSSNARK<E1, Ee1>;
     type Sp2 = snark::RelaxedR1CSSNARK<E2, Ee2>;
+    type Sp<E, EE> = snark::RelaxedR1CSSNARK<E, EE>;
 
     /// A shape of `n` constraints over `n + 3` variables and 2 inputs whose
     /// coefficients repeat (1, −1, 2, 10⁹) and do not (the row's index).
@@ -1074,10 +1096,12 @@ mod tests {
         let p = snark::RelaxedR1CSSNARK::<E, EE>::prove(&c.ck, &c.pk, &c.s, &c.u, &c.w).unwrap();
         let (_, nova_vk) = snark::RelaxedR1CSSNARK::<E, EE>::setup(&c.ck, &c.s).unwrap();
         p.verify(&nova_vk, &c.u).unwrap();
-        p.check(&c.vk, &c.u).unwrap();
         // the parts write the very bytes of the proof
         let parts: ProofParts<E, EE> = postcard::from_bytes(&bytes(&p)).unwrap();
         assert_eq!(bytes(&parts), bytes(&p));
+        let p = p.into_proof().unwrap();
+        assert_eq!(bytes(&p), bytes(&parts));
+        Sp::<E, EE>::check(&p, &c.vk, &c.u).unwrap();
 
         type Edit<E, EE> = Box<dyn Fn(&mut ProofParts<E, EE>)>;
         let edits: Vec<(&str, Edit<E, EE>)> = vec![
@@ -1107,16 +1131,16 @@ mod tests {
             assert!(c.vk.verify(&q, &c.u).is_err(), "a sum-check edited: accepted");
         }
         let (other, _) = random(&c.s, &c.ck);
-        assert!(p.check(&c.vk, &other).is_err(), "another instance accepted");
+        assert!(Sp::<E, EE>::check(&p, &c.vk, &other).is_err(), "another instance accepted");
 
         let mut vk: SpartanVk<E, EE> = postcard::from_bytes(&bytes(&c.vk)).unwrap();
         assert_eq!(bytes(&vk), bytes(&c.vk), "the key reads back as itself");
         vk.digest += E::Scalar::ONE;
-        assert!(p.check(&vk, &c.u).is_err(), "another digest accepted");
+        assert!(Sp::<E, EE>::check(&p, &vk, &c.u).is_err(), "another digest accepted");
         let mut vk: SpartanVk<E, EE> = postcard::from_bytes(&bytes(&c.vk)).unwrap();
         let last = vk.matrices.values.len() - 1;
         vk.matrices.values[last] += E::Scalar::ONE;
-        assert!(p.check(&vk, &c.u).is_err(), "another coefficient accepted");
+        assert!(Sp::<E, EE>::check(&p, &vk, &c.u).is_err(), "another coefficient accepted");
     }
 
     #[test]
@@ -1270,15 +1294,15 @@ mod tests {
         let ck = R1CSShape::commitment_key(&[&s], &[&*Sp1::ck_floor()]).unwrap();
         let (pk, vk) = Sp1::keys(&ck, &s, &groups).unwrap();
         let (u, w) = random(&s, &ck);
-        let p = Sp1::prove(&ck, &pk, &s, &u, &w).unwrap();
-        p.check(&vk, &u).unwrap();
+        let p = Sp1::prove(&ck, &pk, &s, &u, &w).unwrap().into_proof().unwrap();
+        Sp1::check(&p, &vk, &u).unwrap();
         let (other, _) = random(&s, &ck);
-        assert!(p.check(&vk, &other).is_err(), "another instance accepted");
+        assert!(Sp1::check(&p, &vk, &other).is_err(), "another instance accepted");
         let mut vk: SpartanVk<E1, Ee1> = postcard::from_bytes(&bytes(&vk)).unwrap();
         let b = &mut vk.matrices.blocks[0];
         let k = b.abc[0].vals.iter().position(|v| *v > 1).unwrap();
         b.abc[0].vals[k] = 1 - (b.abc[0].vals[k] % 2);
-        assert!(p.check(&vk, &u).is_err(), "a block's value edited: accepted");
+        assert!(Sp1::check(&p, &vk, &u).is_err(), "a block's value edited: accepted");
     }
 
     /// Blocks that overlap, sit off a multiple of their U, pass the rows,
