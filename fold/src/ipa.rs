@@ -110,7 +110,10 @@ pub struct Argument<E: Engine<CE = CommitmentEngine<E>>>
 where
     E::GE: DlogGroupExt,
 {
+    // nova-snark's names, for self-describing formats (as `ProofParts`)
+    #[serde(rename = "L_vec")]
     l_vec: Vec<Commitment<E>>,
+    #[serde(rename = "R_vec")]
     r_vec: Vec<Commitment<E>>,
     a_hat: E::Scalar,
 }

@@ -4,7 +4,7 @@
 //! witness. Also the fold of two running instances, which compression uses
 //! to mask the final instance with a random one.
 
-use crate::commit::commit_on;
+use crate::commit::{combine, commit_on};
 use crate::error::{FoldError, Result};
 use crate::hash::{fold_challenge, relaxed_challenge};
 use crate::instance::{
@@ -109,14 +109,15 @@ pub fn fold_instance<E: Engine + 'static>(
     comm_t: &Commitment<E>,
     r: E::Scalar,
 ) -> RunningInstance<E> {
+    let one = E::Scalar::ONE;
     RunningInstance {
         comm_w: big_u
             .comm_w
             .iter()
             .zip(&u.comm_w)
-            .map(|(a, b)| *a + *b * r)
+            .map(|(a, b)| combine::<E>(&[(*a, one), (*b, r)]))
             .collect(),
-        comm_e: big_u.comm_e + *comm_t * r,
+        comm_e: combine::<E>(&[(big_u.comm_e, one), (*comm_t, r)]),
         u: big_u.u + r,
         x: big_u.x.iter().zip(&u.x).map(|(a, b)| *a + r * b).collect(),
     }
@@ -190,15 +191,15 @@ fn fold_relaxed_instance<E: Engine + 'static>(
     comm_t: &Commitment<E>,
     r: E::Scalar,
 ) -> RunningInstance<E> {
-    let r2 = r * r;
+    let (one, r2) = (E::Scalar::ONE, r * r);
     RunningInstance {
         comm_w: u1
             .comm_w
             .iter()
             .zip(&u2.comm_w)
-            .map(|(a, b)| *a + *b * r)
+            .map(|(a, b)| combine::<E>(&[(*a, one), (*b, r)]))
             .collect(),
-        comm_e: u1.comm_e + *comm_t * r + u2.comm_e * r2,
+        comm_e: combine::<E>(&[(u1.comm_e, one), (*comm_t, r), (u2.comm_e, r2)]),
         u: u1.u + r * u2.u,
         x: u1.x.iter().zip(&u2.x).map(|(a, b)| *a + r * b).collect(),
     }

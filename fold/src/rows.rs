@@ -95,10 +95,30 @@ impl RowCommitment {
         Self { rows }
     }
 
-    /// Σⱼ wⱼ·rowⱼ over the first `w.len()` rows.
+    /// Σⱼ wⱼ·rowⱼ over the first `w.len()` rows (one small MSM,
+    /// [`crate::commit::combine`]).
     fn combine(&self, w: &[Scalar]) -> Row {
-        self.rows.iter().zip(w).fold(Row::default(), |acc, (r, wj)| acc + *r * *wj)
+        let terms: Vec<(Row, Scalar)> = self.rows.iter().copied().zip(w.iter().copied()).collect();
+        crate::commit::grumpkin_combine(&terms)
+            .unwrap_or_else(|| terms.iter().fold(Row::default(), |acc, (r, wj)| acc + *r * *wj))
     }
+}
+
+/// Σᵢ sᵢ·Cᵢ row by row ([`crate::commit::combine`]); None if a row's point
+/// cannot be read back (never for points that are sums of curve points).
+pub(crate) fn combine(terms: &[(RowCommitment, Scalar)]) -> Option<RowCommitment> {
+    let mut rows = [Row::default(); ROWS];
+    let done: Vec<Option<Row>> = (0..ROWS)
+        .into_par_iter()
+        .map(|j| {
+            let t: Vec<(Row, Scalar)> = terms.iter().map(|(c, s)| (c.rows[j], *s)).collect();
+            crate::commit::grumpkin_combine(&t)
+        })
+        .collect();
+    for (r, d) in rows.iter_mut().zip(done) {
+        *r = d?;
+    }
+    Some(RowCommitment { rows })
 }
 
 impl Default for RowCommitment {

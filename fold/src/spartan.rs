@@ -92,7 +92,7 @@ impl<E: Engine, EE: EvaluationEngineTrait<E>> Compressor<E> for ppsnark::Relaxed
 }
 
 /// Spartan: zkstep's key and verifier (module header).
-impl<E: Engine, EE: EeStore<E>> Compressor<E> for snark::RelaxedR1CSSNARK<E, EE> {
+impl<E: Engine + 'static, EE: EeStore<E>> Compressor<E> for snark::RelaxedR1CSSNARK<E, EE> {
     type Vk = SpartanVk<E, EE>;
 
     fn keys(ck: &CommitmentKey<E>, shape: &R1CSShape<E>, groups: &RowGroups) -> Result<(Self::ProverKey, Self::Vk)> {
@@ -209,11 +209,18 @@ impl EeStore<crate::rows::GrumpkinRows> for crate::rows::RowIpa {
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(bound = "")]
 pub struct ProofParts<E: Engine, EE: EvaluationEngineTrait<E>> {
+    // nova-snark's field names too, so self-describing formats (JSON) read
+    // and write it as nova-snark's struct
+    #[serde(rename = "sc_proof_outer")]
     sc_outer: SumcheckProof<E>,
     claims_outer: (E::Scalar, E::Scalar, E::Scalar),
+    #[serde(rename = "eval_E")]
     eval_e: E::Scalar,
+    #[serde(rename = "sc_proof_inner")]
     sc_inner: SumcheckProof<E>,
+    #[serde(rename = "eval_W")]
     eval_w: E::Scalar,
+    #[serde(rename = "sc_proof_batch")]
     sc_batch: SumcheckProof<E>,
     evals_batch: Vec<E::Scalar>,
     eval_arg: EE::EvaluationArgument,
@@ -246,7 +253,7 @@ impl<'de, E: Engine, EE: EeStore<E>> Deserialize<'de> for SpartanVk<E, EE> {
     }
 }
 
-impl<E: Engine, EE: EeStore<E>> SpartanVk<E, EE> {
+impl<E: Engine + 'static, EE: EeStore<E>> SpartanVk<E, EE> {
     /// Spartan's verification of a proof of `u` (nova-snark's algorithm).
     pub fn verify(&self, p: &ProofParts<E, EE>, u: &RelaxedR1CSInstance<E>) -> std::result::Result<(), NovaError> {
         let m = &self.matrices;
@@ -300,7 +307,7 @@ impl<E: Engine, EE: EeStore<E>> SpartanVk<E, EE> {
 /// one at a shared point: a sum-check over Σ ρⁱ·eq(xᵢ, ·)·Pᵢ, then the
 /// claims joined by powers of c, each scaled by L₀ of the point's prefix it
 /// does not read.
-fn batch_claims<E: Engine>(
+fn batch_claims<E: Engine + 'static>(
     claims: &[Claim<E>],
     tr: &mut E::TE,
     sc: &SumcheckProof<E>,
@@ -326,13 +333,13 @@ fn batch_claims<E: Engine>(
     tr.absorb(b"l", &evals);
     let c = tr.squeeze(b"c")?;
     let cs = powers(c, claims.len());
-    let mut comm = Commitment::<E>::default();
     let mut eval = E::Scalar::ZERO;
     for ((cl, e), ci) in claims.iter().zip(evals).zip(&cs) {
         let lagrange: E::Scalar = r[..max - cl.1.len()].iter().map(|x| E::Scalar::ONE - x).product();
-        comm = comm + cl.0 * *ci;
         eval += lagrange * e * ci;
     }
+    let terms: Vec<(Commitment<E>, E::Scalar)> = claims.iter().zip(&cs).map(|(cl, ci)| (cl.0, *ci)).collect();
+    let comm = crate::commit::combine::<E>(&terms);
     Ok((comm, r, eval))
 }
 
@@ -1091,7 +1098,7 @@ mod tests {
     /// The honest proof is accepted by nova-snark's verifier and by ours;
     /// each edit of the proof, another instance, another digest and another
     /// coefficient are rejected by ours (and the proof edits by nova-snark's).
-    fn agrees<E: Engine, EE: EeStore<E>>(n: usize) {
+    fn agrees<E: Engine + 'static, EE: EeStore<E>>(n: usize) {
         let c = case::<E, snark::RelaxedR1CSSNARK<E, EE>>(n);
         let p = snark::RelaxedR1CSSNARK::<E, EE>::prove(&c.ck, &c.pk, &c.s, &c.u, &c.w).unwrap();
         let (_, nova_vk) = snark::RelaxedR1CSSNARK::<E, EE>::setup(&c.ck, &c.s).unwrap();
