@@ -22,7 +22,7 @@
 //! (`bucket_sum`). Tasks run in parallel; each group's windows are joined
 //! by doublings.
 //!
-//! A few points (≤ [`STRAUS_MAX`]) take [`straus`] instead: one chain of
+//! A few points (≤ `STRAUS_MAX`) take `straus` instead: one chain of
 //! doublings shared by every point, each scalar in width-5 NAF over its
 //! point's odd multiples. Pippenger's fixed cost a window (its buckets,
 //! their running sums, an inversion a round) is most of a small MSM: the
