@@ -60,6 +60,7 @@ pub mod rawkey;
 pub mod rows;
 pub mod spartan;
 pub mod step;
+pub mod sums;
 pub mod testing;
 
 #[cfg(test)]

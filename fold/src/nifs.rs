@@ -4,7 +4,8 @@
 //! witness. Also the fold of two running instances, which compression uses
 //! to mask the final instance with a random one.
 
-use crate::commit::{combine, commit_on};
+use crate::commit::commit_on;
+use crate::sums::combine;
 use crate::error::{FoldError, Result};
 use crate::hash::{fold_challenge, relaxed_challenge};
 use crate::instance::{

@@ -96,7 +96,7 @@ impl RowCommitment {
     }
 
     /// Σⱼ wⱼ·rowⱼ over the first `w.len()` rows (one small MSM,
-    /// [`crate::commit::combine`]).
+    /// [`crate::sums::combine`]).
     fn combine(&self, w: &[Scalar]) -> Row {
         let terms: Vec<(Row, Scalar)> = self.rows.iter().copied().zip(w.iter().copied()).collect();
         crate::commit::grumpkin_combine(&terms)
@@ -104,7 +104,7 @@ impl RowCommitment {
     }
 }
 
-/// Σᵢ sᵢ·Cᵢ row by row ([`crate::commit::combine`]); None if a row's point
+/// Σᵢ sᵢ·Cᵢ row by row ([`crate::sums::combine`]); None if a row's point
 /// cannot be read back (never for points that are sums of curve points).
 pub(crate) fn combine(terms: &[(RowCommitment, Scalar)]) -> Option<RowCommitment> {
     let mut rows = [Row::default(); ROWS];

@@ -339,7 +339,7 @@ fn batch_claims<E: Engine + 'static>(
         eval += lagrange * e * ci;
     }
     let terms: Vec<(Commitment<E>, E::Scalar)> = claims.iter().zip(&cs).map(|(cl, ci)| (cl.0, *ci)).collect();
-    let comm = crate::commit::combine::<E>(&terms);
+    let comm = crate::sums::combine::<E>(&terms);
     Ok((comm, r, eval))
 }
 
