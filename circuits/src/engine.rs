@@ -259,18 +259,20 @@ impl CompressedSnark {
     }
 
     /// [`CompressedSnark::verify`] with the states from `states`, run beside
-    /// the proof's own checks (zkstep-fold's `CompressedProof::verify_with`):
-    /// `Err(x)` is `states`' error, `Ok(r)` the proof's verdict.
+    /// the proof's own checks, and `beside`, a check of the statement the
+    /// states do not wait for (zkstep-fold's `CompressedProof::verify_with`):
+    /// `Err(x)` is `beside`'s error, else `states`', `Ok(r)` the proof's verdict.
     pub fn verify_with<X: Send>(
         &self,
         vk: &VerifierKey,
         num_steps: usize,
         states: impl FnOnce() -> Result<(Vec<Fr>, Vec<Fr>), X> + Send,
+        beside: impl FnOnce() -> Result<(), X> + Send,
     ) -> Result<Result<(), FoldError>, X> {
         let n = num_steps as u64;
         match (self, vk) {
-            (CompressedSnark::Spartan(p), VerifierKey::Spartan(vk)) => p.verify_with(vk, n, states),
-            (CompressedSnark::MicroSpartan(p), VerifierKey::MicroSpartan(vk)) => p.verify_with(vk, n, states),
+            (CompressedSnark::Spartan(p), VerifierKey::Spartan(vk)) => p.verify_with(vk, n, states, beside),
+            (CompressedSnark::MicroSpartan(p), VerifierKey::MicroSpartan(vk)) => p.verify_with(vk, n, states, beside),
             _ => Ok(Err(FoldError::Rejected(format!(
                 "the proof is compressed with {}, the verifying key is for {}",
                 self.compression().name(),

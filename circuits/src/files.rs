@@ -346,9 +346,11 @@ pub fn decode<T: for<'de> Deserialize<'de> + Send>(
 ) -> Result<(Header, T), FileError> {
     let (h, body) = open_header(bytes, want)?;
     // the checksum (a pass over a key's megabytes) beside the decoding; a
-    // wrong checksum is reported first, whatever the decoding found
-    let (sum, decoded) = rayon::join(
-        || check_sum(bytes, body),
+    // wrong checksum is reported first, whatever the decoding found. The
+    // decoding is the join's first closure, the one that starts at once:
+    // it is the longer, and a verifier's other pool thread may still be
+    // decoding the proof when the key is read
+    let (decoded, sum) = rayon::join(
         || -> Result<T, FileError> {
             let (v, rest) =
                 postcard::take_from_bytes(body).map_err(|e| FileError::Decode(e.to_string()))?;
@@ -357,6 +359,7 @@ pub fn decode<T: for<'de> Deserialize<'de> + Send>(
             }
             Ok(v)
         },
+        || check_sum(bytes, body),
     );
     sum?;
     Ok((h, decoded?))

@@ -1052,15 +1052,12 @@ pub fn verify_merge(
             lay.num_folds()
         ));
     }
-    // the states (the checkpoints' opening among them) beside the SNARKs
+    // the states beside the SNARKs, and beside the states' hashes the
+    // checkpoints' opening at the values the states take from it
     let states = || -> Result<(Vec<Fr>, Vec<Fr>), String> {
         match (lay.scheme, theta) {
             (CommitScheme::Chain, (None, None)) => Ok((stmt.z0(lay), stmt.z_final(lay))),
-            (CommitScheme::Evaluation, (Some(key), Some(o))) => {
-                let zeta = lay.zeta(o.alpha, stmt.anchors());
-                crate::theta::check_merge(key, lay.spec_digest, &stmt.commitments(), o, zeta, known)?;
-                Ok(stmt.evaluated_states(lay, o.alpha, o.value))
-            }
+            (CommitScheme::Evaluation, (Some(_), Some(o))) => Ok(stmt.evaluated_states(lay, o.alpha, o.value)),
             (CommitScheme::Evaluation, (Some(_), None)) => {
                 Err("the merge key binds checkpoints by KZG points and the proof carries no opening of them (a proof made under other keys)".into())
             }
@@ -1070,9 +1067,16 @@ pub fn verify_merge(
             _ => Err("the merge key's commitment scheme and its opening key disagree".into()),
         }
     };
+    let opening = || match theta {
+        (Some(key), Some(o)) => {
+            let zeta = lay.zeta(o.alpha, stmt.anchors());
+            crate::theta::check_merge(key, lay.spec_digest, &stmt.commitments(), o, zeta, known)
+        }
+        _ => Ok(()),
+    };
     // the last state is the statement's (inputs, weights, flags, global
     // model): a proof of any other does not verify against it
     snark
-        .verify_with(vk, lay.num_folds(), states)?
+        .verify_with(vk, lay.num_folds(), states, opening)?
         .map_err(|e| format!("the compressed proof does not verify from the statement's first state to its last: {e}"))
 }

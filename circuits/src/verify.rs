@@ -175,10 +175,12 @@ fn verify_folds(
         )));
     }
     let n = usize::try_from(num_folds).map_err(|_| Rejection("too many folds".into()))?;
-    // the states (the checkpoints' opening among them) beside the SNARKs
+    // the states beside the SNARKs, and beside the states' hashes the
+    // checkpoints' opening at the values the states take from it
+    let zeta = || lay.zeta(&first.challenges, [st.c_start, st.c_end]);
     let states = || -> Result<(Vec<Fr>, Vec<Fr>), Rejection> {
-        let zeta = lay.zeta(&first.challenges, [st.c_start, st.c_end]);
-        let (y_start, y_end) = theta_values(lay, keys, st, (end, theta), zeta)?;
+        let zeta = zeta();
+        let (y_start, y_end) = theta_values(lay, keys, st, theta)?;
         let opening = StepOpening {
             c_before: y_start,
             c_after: first.c_after,
@@ -194,7 +196,12 @@ fn verify_folds(
         let expected = lay.final_state((y_end, zeta), Fr::from(end), st.batches, adam);
         Ok((lay.first_state(&opening), expected))
     };
-    snark.verify_with(vk, n, states)?.map_err(|e| {
+    let opening = || match (keys.theta, theta) {
+        (Some(key), Some(o)) => crate::theta::check(key, lay.spec_digest, (st.step, st.c_start), (end, st.c_end), o, zeta())
+            .map_err(Rejection),
+        _ => Ok(()),
+    };
+    snark.verify_with(vk, n, states, opening)?.map_err(|e| {
         Rejection(format!(
             "the compressed proof does not verify from the statement's first state to its last (another commitment, step, batch or challenge, or a proof of other folds): {e}"
         ))
@@ -202,22 +209,18 @@ fn verify_folds(
 }
 
 /// The values z₀ and z_n hold for θ_t and θ_{t+k}: the statement's
-/// commitments under the chains; under KZG points the opening's evaluations,
-/// once its points hash to the commitments and it holds at ζ.
+/// commitments under the chains; under KZG points the opening's evaluations
+/// (which `verify_folds` checks beside: its points hash to the commitments
+/// and it holds at ζ).
 fn theta_values(
     lay: &crate::Layout,
     keys: StepKeys<'_>,
     st: &SegmentStatement,
-    (end, theta): (u64, Option<&ThetaOpening>),
-    zeta: Fr,
+    theta: Option<&ThetaOpening>,
 ) -> Result<(Fr, Fr), Rejection> {
     match (lay.commit_scheme, keys.theta, theta) {
         (CommitScheme::Chain, None, None) => Ok((st.c_start, st.c_end)),
-        (CommitScheme::Evaluation, Some(key), Some(o)) => {
-            crate::theta::check(key, lay.spec_digest, (st.step, st.c_start), (end, st.c_end), o, zeta)
-                .map_err(Rejection)?;
-            Ok((o.y_start, o.y_end))
-        }
+        (CommitScheme::Evaluation, Some(_), Some(o)) => Ok((o.y_start, o.y_end)),
         (CommitScheme::Evaluation, Some(_), None) => Err(Rejection(
             "the verifying key binds checkpoints by KZG points and the proof carries no opening of them (a proof made under other keys)".into(),
         )),

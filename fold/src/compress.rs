@@ -398,6 +398,12 @@ where
         })
     }
 
+    /// A test's edit: the k-th later part's claimed evaluation one more.
+    #[cfg(test)]
+    pub(crate) fn shift_opening(&mut self, k: usize) {
+        self.openings[k].eval += E1::Scalar::ONE;
+    }
+
     /// Verify `num_steps` folds from the step's `z0` to its `zn`. The proof
     /// does not carry z_n: the verifier says which last state it accepts
     /// (its own, from the statement), so the proof is smaller by a state.
@@ -409,21 +415,24 @@ where
         zn: &[E1::Scalar],
     ) -> Result<()> {
         let states = || Ok::<_, FoldError>((z0.to_vec(), zn.to_vec()));
-        self.verify_with(vk, num_steps, states).and_then(|r| r)
+        self.verify_with(vk, num_steps, states, || Ok(())).and_then(|r| r)
     }
 
     /// [`CompressedProof::verify`] with the states from `states`, which runs
     /// beside the proof's own checks (the SNARKs and openings need nothing
-    /// of the states; a verifier's states may need work of their own, such
-    /// as an opening of the checkpoints). A proof of no folds or of the
-    /// wrong shape is refused first, before `states` runs; then `Err(x)` is
-    /// `states`' error, reported before the SNARKs' verdict, and `Ok(r)`
-    /// the proof's verdict.
+    /// of the states; a verifier's states may need work of their own), and
+    /// `beside`, a check of the statement that the states' values do not
+    /// wait for (an opening of the checkpoints at the values `states`
+    /// takes from it), run beside the states and the state hashes. A proof
+    /// of no folds or of the wrong shape is refused first, before either
+    /// runs; then `Err(x)` is `beside`'s error, else `states`' error, both
+    /// reported before the SNARKs' verdict, and `Ok(r)` the proof's verdict.
     pub fn verify_with<X: Send>(
         &self,
         vk: &VerifierKey<E1, E2, S1, S2, EE1>,
         num_steps: u64,
         states: impl FnOnce() -> std::result::Result<(Vec<E1::Scalar>, Vec<E1::Scalar>), X> + Send,
+        beside: impl FnOnce() -> std::result::Result<(), X> + Send,
     ) -> std::result::Result<Result<()>, X> {
         let cfg = vk.cfg;
         if num_steps == 0 {
@@ -451,9 +460,13 @@ where
             cfg,
             digest: vk.digest,
         };
-        // the states' checks: the state hashes the last instances carry
-        let ends = || -> std::result::Result<Result<()>, X> {
-            let (z0, zn) = states()?;
+        // the states' checks: the state hashes the last instances carry.
+        // They come last on a thread (after the secondary's SNARK), so
+        // their parts are tasks an idle thread can take: `beside`, the
+        // run's challenges, each side's state hash
+        let hashes = || -> std::result::Result<Result<()>, X> {
+            let (states, ch) = rayon::join(states, || derive_run(&view, &self.chain));
+            let (z0, zn) = states?;
             if z0.len() != cfg.arity || zn.len() != cfg.arity {
                 return Ok(Err(FoldError::Rejected(format!(
                     "{num_steps} folds from {} slots, the key's step circuit has {}",
@@ -462,7 +475,6 @@ where
                 ))));
             }
             // the challenges of a PerRun IVC come from the chains' ends
-            let ch = derive_run(&view, &self.chain);
             let mut z0f = z0;
             z0f.extend(ch.iter().copied());
             let mut znf = zn;
@@ -477,6 +489,11 @@ where
                 blind2: self.blind2,
             };
             Ok(check_final(&view, num_steps, &z0f, &st))
+        };
+        let ends = || -> std::result::Result<Result<()>, X> {
+            let (hashes, beside) = rayon::join(hashes, beside);
+            beside?;
+            hashes
         };
         let (proof, ends) = self.check_snarks(vk, &view, ends);
         Ok(ends?.and(proof))
@@ -512,21 +529,24 @@ where
                 &self.t_rand1,
             );
             let u1 = derandomize::<E1>(&vk.dk1, &n1, &self.blinds1, &self.r_e1)?;
+            let opening = |(i, s): (usize, &SecondOpening<E1, EE1>)| -> Result<()> {
+                let k = i + 1;
+                let end = vk.layout1.part_columns(k).end;
+                let comm = E1::CE::derandomize(&vk.dk1, &n1.comm_w[k], &self.blinds1[k]);
+                let (mut tr, point) = second_point::<E1>(&vk.digest, k, &comm, log2(end))?;
+                tr.absorb(b"v", &s.eval);
+                let ee_vk = vk
+                    .ee_vk
+                    .as_ref()
+                    .ok_or_else(|| FoldError::Rejected("a verifying key without the opening's key".into()))?;
+                EE1::verify(ee_vk, &mut tr, &comm, &point, &s.eval, &s.arg)
+                    .map_err(|e| FoldError::Rejected(format!("the opening of comm_W{}: {e}", k + 1)))
+            };
+            // each part's opening a task of its own (an idle thread takes
+            // one); the first failure in the parts' order is the one reported
             let openings = || -> Result<()> {
-                for (i, s) in self.openings.iter().enumerate() {
-                    let k = i + 1;
-                    let end = vk.layout1.part_columns(k).end;
-                    let comm = E1::CE::derandomize(&vk.dk1, &n1.comm_w[k], &self.blinds1[k]);
-                    let (mut tr, point) = second_point::<E1>(&vk.digest, k, &comm, log2(end))?;
-                    tr.absorb(b"v", &s.eval);
-                    let ee_vk = vk
-                        .ee_vk
-                        .as_ref()
-                        .ok_or_else(|| FoldError::Rejected("a verifying key without the opening's key".into()))?;
-                    EE1::verify(ee_vk, &mut tr, &comm, &point, &s.eval, &s.arg)
-                        .map_err(|e| FoldError::Rejected(format!("the opening of comm_W{}: {e}", k + 1)))?;
-                }
-                Ok(())
+                let each: Vec<Result<()>> = self.openings.par_iter().enumerate().map(opening).collect();
+                each.into_iter().collect()
             };
             let (r1, ro) = rayon::join(|| S1::check(&self.snark1, &vk.vk1, &u1), openings);
             ro?;

@@ -758,16 +758,21 @@ where
     if st.zn[cfg.arity..] != z0[cfg.arity..] {
         return Err(FoldError::Rejected("the challenges changed along the run".into()));
     }
-    let h0 = first_hash(pp, z0);
-    let mut state = vec![h0];
-    state.extend_from_slice(st.zn);
-    let hp = state_hash::<E2>(pp.ro.n2(), pp.digest, n, &state, st.run2, st.blind1);
+    // the two sides' hashes side by side (the primary's is two in a row:
+    // h₀ of z₀, then the state's)
+    let (hp, hs) = rayon::join(
+        || {
+            let mut state = vec![first_hash(pp, z0)];
+            state.extend_from_slice(st.zn);
+            state_hash::<E2>(pp.ro.n2(), pp.digest, n, &state, st.run2, st.blind1)
+        },
+        || state_hash::<E1>(pp.ro.n1(), pp.digest_base(), n, st.chain, st.run1, st.blind2),
+    );
     if hp != field_switch::<E2::Scalar, E1::Scalar>(st.last2.x[0]) {
         return Err(FoldError::Rejected(
             "the primary's state hash does not open to z_n".into(),
         ));
     }
-    let hs = state_hash::<E1>(pp.ro.n1(), pp.digest_base(), n, st.chain, st.run1, st.blind2);
     if hs != st.last2.x[1] {
         return Err(FoldError::Rejected(
             "the secondary's state hash does not open".into(),

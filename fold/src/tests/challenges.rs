@@ -50,13 +50,19 @@ fn per_fold_accepts_permutations_and_rejects_others() {
     proof.verify(&vk, 3, &z0, &[F::from(3), F::from(9)]).unwrap();
     assert!(proof.verify(&vk, 3, &z0, &[F::from(4), F::from(9)]).is_err());
     // the states from a closure that runs beside the SNARKs: its error is
-    // returned as it is, another last state is the proof's rejection
+    // returned as it is, another last state is the proof's rejection; the
+    // statement's own check beside them comes first, and fails a proof
+    // whose states and folds are right
     let states = |zn: u64| move || Ok::<_, &str>((vec![F::ZERO, F::from(9)], vec![F::from(zn), F::from(9)]));
-    assert!(matches!(proof.verify_with(&vk, 3, states(3)), Ok(Ok(()))));
-    assert!(matches!(proof.verify_with(&vk, 3, states(4)), Ok(Err(_))));
+    let fine = || Ok::<(), &str>(());
+    assert!(matches!(proof.verify_with(&vk, 3, states(3), fine), Ok(Ok(()))));
+    assert!(matches!(proof.verify_with(&vk, 3, states(4), fine), Ok(Err(_))));
     let failing = || Err::<(Vec<F>, Vec<F>), _>("no states");
-    assert!(matches!(proof.verify_with(&vk, 3, failing), Err("no states")));
-    assert!(matches!(proof.verify_with(&vk, 0, states(3)), Ok(Err(_))));
+    assert!(matches!(proof.verify_with(&vk, 3, failing, fine), Err("no states")));
+    let refused = || Err::<(), _>("no opening");
+    assert!(matches!(proof.verify_with(&vk, 3, states(3), refused), Err("no opening")));
+    assert!(matches!(proof.verify_with(&vk, 3, failing, refused), Err("no opening")));
+    assert!(matches!(proof.verify_with(&vk, 0, states(3), fine), Ok(Err(_))));
     // the key read back (the secondary's rebuilt from its shape and its
     // uncompressed commitment key) is the same key; a cut one is refused
     type Vk = compress::VerifierKey<E1, E2, S1, S2, EE1>;
@@ -195,6 +201,20 @@ fn a_claim_checked_at_a_second_round_challenge_is_accepted_only_when_true() {
     let masks = crate::Masks::draw(&pp).unwrap();
     let proof = Proof::prove_masked(&pp, &pk, &ivc, masks).unwrap();
     proof.verify(&vk, 2, &z0, &want).unwrap();
+    // each later part's opening (W₂'s and W₃'s, tasks side by side) is
+    // checked: one claimed evaluation off is refused, and with both off the
+    // first part's failure is the one named
+    let bytes = postcard::to_stdvec(&proof).unwrap();
+    let edited = |parts: &[usize]| {
+        let mut p: Proof = postcard::from_bytes(&bytes).unwrap();
+        for k in parts {
+            p.shift_opening(*k);
+        }
+        p.verify(&vk, 2, &z0, &want).unwrap_err().to_string()
+    };
+    assert!(edited(&[0]).contains("comm_W2"), "{}", edited(&[0]));
+    assert!(edited(&[1]).contains("comm_W3"), "{}", edited(&[1]));
+    assert!(edited(&[1, 0]).contains("comm_W2"), "{}", edited(&[1, 0]));
     // masks of other parameters (another shape) are refused, not folded in
     let other = params(&Claim::<F>::new(&[0; 5]), ChallengeMode::PerRunTwice);
     let wrong = crate::Masks::draw(&other).unwrap();
