@@ -6,6 +6,7 @@ use crate::common::*;
 use expect_test::expect;
 use nova_snark::frontend::num::AllocatedNum;
 use nova_snark::frontend::shape_cs::ShapeCS;
+use nova_snark::frontend::test_shape_cs::TestShapeCS;
 use nova_snark::frontend::ConstraintSystem;
 use nova_snark::provider::Bn256EngineKZG;
 use std::sync::Arc;
@@ -13,9 +14,9 @@ use zkstep_circuits::{Layout, TileCircuit};
 use zkstep_core::spec::demo_spec;
 use zkstep_core::{Fr, ModelSpec};
 
-fn shape(layout: &Layout) -> String {
-    let lay = Arc::new(layout.clone());
-    let mut cs = ShapeCS::<Bn256EngineKZG>::new();
+/// A fold's shape synthesised into `cs` (its state and challenges first,
+/// the step circuit under "step").
+fn synth<CS: ConstraintSystem<Fr>>(cs: &mut CS, lay: &Arc<Layout>) {
     let z: Vec<AllocatedNum<Fr>> = (0..lay.arity())
         .map(|i| {
             AllocatedNum::alloc(cs.namespace(|| format!("z{i}")), || Ok(Fr::from(0u64))).unwrap()
@@ -25,11 +26,17 @@ fn shape(layout: &Layout) -> String {
         .iter()
         .map(|n| AllocatedNum::alloc(cs.namespace(|| *n), || Ok(Fr::from(0u64))).unwrap())
         .collect();
-    let before = cs.num_constraints();
     TileCircuit::shape(lay.clone())
         .synthesize(&mut cs.namespace(|| "step"), &z, &drawn)
         .unwrap();
-    let n = cs.num_constraints() - before;
+}
+
+fn shape(layout: &Layout) -> String {
+    let lay = Arc::new(layout.clone());
+    let mut cs = ShapeCS::<Bn256EngineKZG>::new();
+    synth(&mut cs, &lay);
+    // (allocating the state and the challenges adds no constraint)
+    let n = cs.num_constraints();
     assert_eq!(n, zkstep_circuits::sizing::count_constraints(&lay).unwrap());
     format!(
         "rows {} folds {} arity {} limbs {} slice {} constraints/fold {n}",
@@ -89,7 +96,7 @@ fn constraint_counts() {
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 64\noutputs = 64\n",
     )
     .unwrap();
-    expect!["rows 21 folds 4 arity 49 limbs 16 slice 16384 constraints/fold 121195"].assert_eq(&shape(
+    expect!["rows 21 folds 4 arity 49 limbs 16 slice 16384 constraints/fold 120232"].assert_eq(&shape(
         &zkstep_circuits::sizing::fit(&wide, zkstep_circuits::DEFAULT_FOLD_BUDGET).unwrap(),
     ));
     // a row of 300 inputs (records padded to 345 = 5 blocks) cut into 5 folds
@@ -97,25 +104,25 @@ fn constraint_counts() {
         "batch_size = 8\n[optimizer]\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
     )
     .unwrap();
-    expect!["rows 1 folds 20 arity 53 limbs 8 slice 16 constraints/fold 20907"]
+    expect!["rows 1 folds 20 arity 53 limbs 8 slice 16 constraints/fold 19944"]
         .assert_eq(&shape(&Layout::with_segments(&seg, 1, 5).unwrap()));
     // the same row whole: its 45 slots past the 300 inputs are constant zeros
-    expect!["rows 1 folds 4 arity 49 limbs 8 slice 64 constraints/fold 72584"]
+    expect!["rows 1 folds 4 arity 49 limbs 8 slice 64 constraints/fold 71621"]
         .assert_eq(&shape(&Layout::new(&seg, 1).unwrap()));
     // the same with Adam: its moments cut alike
     let seg_adam = ModelSpec::from_toml_str(
         "batch_size = 8\n[optimizer]\nkind = \"adam\"\nlr = 0.01\n[[layers]]\ninputs = 300\noutputs = 4\n",
     )
     .unwrap();
-    expect!["rows 1 folds 20 arity 56 limbs 8 slice 16 constraints/fold 35670"]
+    expect!["rows 1 folds 20 arity 56 limbs 8 slice 16 constraints/fold 34707"]
         .assert_eq(&shape(&Layout::with_segments(&seg_adam, 1, 5).unwrap()));
     // θ bound by its evaluations at ζ instead of the chains (the default keys' scheme)
     use zkstep_circuits::layout::CommitScheme::Evaluation;
     expect!["rows 2 folds 3 arity 40 limbs 8 slice 128 constraints/fold 5951"]
         .assert_eq(&shape(&Layout::new(&tiny, 2).unwrap().with_commit_scheme(Evaluation)));
-    expect!["rows 1 folds 4 arity 50 limbs 8 slice 64 constraints/fold 60739"]
+    expect!["rows 1 folds 4 arity 50 limbs 8 slice 64 constraints/fold 59776"]
         .assert_eq(&shape(&Layout::new(&seg, 1).unwrap().with_commit_scheme(Evaluation)));
-    expect!["rows 1 folds 20 arity 57 limbs 8 slice 16 constraints/fold 27739"].assert_eq(&shape(
+    expect!["rows 1 folds 20 arity 57 limbs 8 slice 16 constraints/fold 26776"].assert_eq(&shape(
         &Layout::with_segments(&seg_adam, 1, 5).unwrap().with_commit_scheme(Evaluation),
     ));
 }
@@ -197,3 +204,24 @@ fn sizing_picks_spartan_and_the_fastest_fold() {
         "rows given are rows kept"
     );
 }
+
+/// The layer above's claim about a layer's output is opened on a non-top
+/// layer's first tile only: a spec of one layer, every fold of which is
+/// the top layer's, has no constraint of it (format 33); a spec of two has.
+#[test]
+fn only_a_spec_of_several_layers_opens_the_claim_from_above() {
+    let names = |toml: &str| -> Vec<String> {
+        let spec = ModelSpec::from_toml_str(toml).unwrap();
+        let lay = Arc::new(Layout::new(&spec, 1).unwrap());
+        let mut cs = TestShapeCS::<Bn256EngineKZG>::new();
+        synth(&mut cs, &lay);
+        cs.constraints.into_iter().map(|c| c.3).collect()
+    };
+    let up = |n: &[String]| n.iter().filter(|s| s.contains("up_digest") || s.contains("up_claim")).count();
+    assert!(up(&names(TWO_LAYER)) > 0);
+    let one = "batch_size = 3\n[optimizer]\nlr = 0.1\n[[layers]]\ninputs = 3\noutputs = 2\n";
+    assert_eq!(up(&names(one)), 0);
+    let lay = Layout::new(&ModelSpec::from_toml_str(one).unwrap(), 1).unwrap();
+    assert!(lay.schedule.iter().all(|d| d.is_top));
+}
+

@@ -177,6 +177,18 @@ fn wrong_claims_are_rejected() {
     });
 }
 
+/// The layer above's claim about layer 1's output ("up"), opened on layer
+/// 1's first tile against the state's digest: another vector is refused.
+#[test]
+fn the_claim_from_the_layer_above_is_opened_on_a_layers_first_tile() {
+    let c = two();
+    let f = fold_of(&c, 1);
+    assert!(c.witnesses[f].desc.first && !c.witnesses[f].desc.is_top);
+    rejects(&c, f, "up_claim", |w| {
+        w.links.ar_up[0] += zkstep_core::Fr::from(1u64)
+    });
+}
+
 /// Mutate every fold of `layer` alike (a consistent lie across the layer).
 fn rejects_layer(c: &Case, layer: usize, needle: &str, mutate: impl Fn(&mut TileWitness)) {
     let mut ws = c.witnesses.clone();
